@@ -1,0 +1,328 @@
+//! Thin checked wrappers over the CUDA driver calls cust 0.3 does not wrap
+//! (or wraps without the detail we need): stream-ordered copies and fills,
+//! module loading with the JIT log, symbol lookup with its size, function
+//! attributes, and error names.
+//!
+//! The functions are declared here with an integer result instead of
+//! cust-raw's Rust enum: a driver newer than those bindings can return codes
+//! the enum lacks, and turning such a code into that enum would be undefined
+//! behaviour. Every wrapper turns its code into a [`DriverError`] carrying
+//! the driver's name and description. This is the only module, with
+//! `gpu.rs` and `memory.rs`, that touches the driver directly.
+
+use std::ffi::{CStr, c_char, c_int, c_uint, c_void};
+
+use cust::sys::{CUdevice, CUdeviceptr, CUfunction, CUmodule, CUstream};
+
+use crate::error::DriverError;
+
+type CuResult = c_int;
+
+#[link(name = "cuda")]
+unsafe extern "C" {
+    fn cuGetErrorName(error: CuResult, p_str: *mut *const c_char) -> CuResult;
+    fn cuGetErrorString(error: CuResult, p_str: *mut *const c_char) -> CuResult;
+    fn cuDriverGetVersion(version: *mut c_int) -> CuResult;
+    fn cuDeviceGetAttribute(pi: *mut c_int, attrib: c_int, dev: CUdevice) -> CuResult;
+    fn cuModuleLoadDataEx(
+        module: *mut CUmodule,
+        image: *const c_void,
+        num_options: c_uint,
+        options: *mut c_int,
+        option_values: *mut *mut c_void,
+    ) -> CuResult;
+    fn cuModuleUnload(module: CUmodule) -> CuResult;
+    fn cuModuleGetGlobal_v2(
+        dptr: *mut CUdeviceptr,
+        bytes: *mut usize,
+        module: CUmodule,
+        name: *const c_char,
+    ) -> CuResult;
+    fn cuModuleGetFunction(func: *mut CUfunction, module: CUmodule, name: *const c_char) -> CuResult;
+    fn cuFuncGetAttribute(pi: *mut c_int, attrib: c_int, func: CUfunction) -> CuResult;
+    fn cuFuncSetAttribute(func: CUfunction, attrib: c_int, value: c_int) -> CuResult;
+    fn cuOccupancyMaxActiveBlocksPerMultiprocessor(
+        num_blocks: *mut c_int,
+        func: CUfunction,
+        block_size: c_int,
+        dynamic_smem: usize,
+    ) -> CuResult;
+    #[allow(clippy::too_many_arguments)]
+    fn cuLaunchKernel(
+        f: CUfunction,
+        grid_x: c_uint,
+        grid_y: c_uint,
+        grid_z: c_uint,
+        block_x: c_uint,
+        block_y: c_uint,
+        block_z: c_uint,
+        shared_mem_bytes: c_uint,
+        stream: CUstream,
+        kernel_params: *mut *mut c_void,
+        extra: *mut *mut c_void,
+    ) -> CuResult;
+    fn cuMemcpyHtoDAsync_v2(dst: CUdeviceptr, src: *const c_void, bytes: usize, stream: CUstream) -> CuResult;
+    fn cuMemcpyDtoHAsync_v2(dst: *mut c_void, src: CUdeviceptr, bytes: usize, stream: CUstream) -> CuResult;
+    fn cuMemcpyDtoDAsync_v2(dst: CUdeviceptr, src: CUdeviceptr, bytes: usize, stream: CUstream) -> CuResult;
+    fn cuMemsetD8Async(dst: CUdeviceptr, value: u8, count: usize, stream: CUstream) -> CuResult;
+    fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) -> CuResult;
+    fn cuStreamSynchronize(stream: CUstream) -> CuResult;
+}
+
+/// `CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`
+pub(crate) const ATTR_MAX_SHARED_PER_BLOCK_OPTIN: c_int = 97;
+/// `CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR`
+pub(crate) const ATTR_MAX_BLOCKS_PER_SM: c_int = 106;
+/// `CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK`
+pub(crate) const ATTR_RESERVED_SHARED_PER_BLOCK: c_int = 111;
+/// `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`
+const FUNC_ATTR_MAX_DYNAMIC_SHARED: c_int = 8;
+
+/// The driver's static C string for an error code, if it knows the code.
+fn static_str(f: unsafe extern "C" fn(CuResult, *mut *const c_char) -> CuResult, code: CuResult) -> Option<String> {
+    let mut p: *const c_char = std::ptr::null();
+    // SAFETY: the driver writes a pointer to a static NUL-terminated string
+    // or returns an error and leaves `p` null.
+    unsafe {
+        if f(code, &mut p) != 0 || p.is_null() {
+            return None;
+        }
+        Some(CStr::from_ptr(p).to_string_lossy().into_owned())
+    }
+}
+
+/// Builds the error for a failed call `op` that returned `code`.
+pub(crate) fn error(op: &'static str, code: u32) -> DriverError {
+    let c = code as CuResult;
+    DriverError {
+        op,
+        code,
+        name: static_str(cuGetErrorName, c).unwrap_or_else(|| format!("CUDA_ERROR_{code}")),
+        description: static_str(cuGetErrorString, c).unwrap_or_else(|| "unknown error code".into()),
+    }
+}
+
+/// `Ok` for `CUDA_SUCCESS`, the named error otherwise.
+pub(crate) fn check(op: &'static str, code: CuResult) -> Result<(), DriverError> {
+    if code == 0 { Ok(()) } else { Err(error(op, code as u32)) }
+}
+
+/// Converts cust's error into ours (same code, the driver's own strings).
+pub(crate) fn from_cust(op: &'static str, e: cust::error::CudaError) -> DriverError {
+    error(op, e as u32)
+}
+
+/// The installed driver's CUDA version (e.g. 13000 for 13.0).
+pub(crate) fn driver_version() -> Result<i32, DriverError> {
+    let mut v = 0;
+    // SAFETY: writes one int.
+    check("cuDriverGetVersion", unsafe { cuDriverGetVersion(&mut v) })?;
+    Ok(v)
+}
+
+/// A device attribute by its raw `CUdevice_attribute` number (for those
+/// cust's enum lacks).
+pub(crate) fn device_attribute(dev: CUdevice, attr: c_int) -> Result<i32, DriverError> {
+    let mut v = 0;
+    // SAFETY: writes one int; an unknown attribute is reported as an error.
+    check("cuDeviceGetAttribute", unsafe { cuDeviceGetAttribute(&mut v, attr, dev) })?;
+    Ok(v)
+}
+
+/// A loaded module (`CUmodule`), unloaded on drop. Its context must be
+/// current when it is dropped (the owning `Gpu` sees to that).
+pub(crate) struct ModuleHandle(CUmodule);
+
+// SAFETY: a module handle may be used from any thread of its context.
+unsafe impl Send for ModuleHandle {}
+// SAFETY: as above; the driver synchronizes access.
+unsafe impl Sync for ModuleHandle {}
+
+impl Drop for ModuleHandle {
+    fn drop(&mut self) {
+        // SAFETY: the handle came from a successful load and is unloaded once.
+        unsafe { cuModuleUnload(self.0) };
+    }
+}
+
+/// Loads (JIT-compiles) `ptx` into the current context, capturing the JIT's
+/// error and info logs. On failure returns the error and the log text.
+pub(crate) fn load_module(ptx: &CStr) -> Result<ModuleHandle, (DriverError, String)> {
+    const LOG: usize = 16 * 1024;
+    let mut err_log = vec![0u8; LOG];
+    let mut info_log = vec![0u8; LOG];
+    // CU_JIT_INFO_LOG_BUFFER = 3, ..._SIZE_BYTES = 4, ERROR_LOG_BUFFER = 5, ..._SIZE_BYTES = 6
+    let mut opts: [c_int; 4] = [3, 4, 5, 6];
+    let mut vals: [*mut c_void; 4] =
+        [info_log.as_mut_ptr().cast(), LOG as *mut c_void, err_log.as_mut_ptr().cast(), LOG as *mut c_void];
+    let mut module: CUmodule = std::ptr::null_mut();
+    // SAFETY: option arrays and buffers outlive the call; sizes match.
+    let code = unsafe { cuModuleLoadDataEx(&mut module, ptx.as_ptr().cast(), 4, opts.as_mut_ptr(), vals.as_mut_ptr()) };
+    match check("cuModuleLoadDataEx", code) {
+        Ok(()) => Ok(ModuleHandle(module)),
+        Err(e) => {
+            let text = |b: &[u8]| {
+                String::from_utf8_lossy(&b[..b.iter().position(|&c| c == 0).unwrap_or(b.len())]).into_owned()
+            };
+            let log = [text(&err_log), text(&info_log)]
+                .into_iter()
+                .filter(|s| !s.trim().is_empty())
+                .collect::<Vec<_>>()
+                .join("\n");
+            Err((e, log))
+        }
+    }
+}
+
+/// A kernel entry point of `module` (valid while the module is loaded).
+pub(crate) fn module_function(module: &ModuleHandle, name: &CStr) -> Result<CUfunction, DriverError> {
+    let mut f: CUfunction = std::ptr::null_mut();
+    // SAFETY: valid module handle, NUL-terminated name.
+    check("cuModuleGetFunction", unsafe { cuModuleGetFunction(&mut f, module.0, name.as_ptr()) })?;
+    Ok(f)
+}
+
+/// `CUfunction_attribute` numbers used here.
+pub(crate) mod func_attr {
+    /// `CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`
+    pub const MAX_THREADS_PER_BLOCK: i32 = 0;
+    /// `CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES`
+    pub const SHARED_SIZE_BYTES: i32 = 1;
+    /// `CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES`
+    pub const LOCAL_SIZE_BYTES: i32 = 3;
+    /// `CU_FUNC_ATTRIBUTE_NUM_REGS`
+    pub const NUM_REGS: i32 = 4;
+}
+
+/// A function attribute (registers, static shared memory, …).
+pub(crate) fn function_attribute(f: CUfunction, attr: c_int) -> Result<i32, DriverError> {
+    let mut v = 0;
+    // SAFETY: valid function handle; writes one int.
+    check("cuFuncGetAttribute", unsafe { cuFuncGetAttribute(&mut v, attr, f) })?;
+    Ok(v)
+}
+
+/// Resident blocks per SM the driver computes for `f`.
+pub(crate) fn occupancy_blocks_per_sm(f: CUfunction, threads: u32, dynamic_shared: usize) -> Result<u32, DriverError> {
+    let mut n = 0;
+    // SAFETY: valid function handle; writes one int.
+    check("cuOccupancyMaxActiveBlocksPerMultiprocessor", unsafe {
+        cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut n, f, threads as c_int, dynamic_shared)
+    })?;
+    Ok(n.max(0) as u32)
+}
+
+/// Queues a kernel launch on `stream`.
+///
+/// # Safety
+/// `params` must point to one value per kernel parameter, each of the
+/// parameter's type, alive for the duration of the call; the values must
+/// satisfy the kernel's contract.
+pub(crate) unsafe fn launch_kernel(
+    f: CUfunction,
+    grid: [u32; 3],
+    block: [u32; 3],
+    shared_mem_bytes: u32,
+    stream: CUstream,
+    params: &mut [*mut c_void],
+) -> Result<(), DriverError> {
+    // SAFETY: forwarded to the caller's contract.
+    check("cuLaunchKernel", unsafe {
+        cuLaunchKernel(
+            f,
+            grid[0],
+            grid[1],
+            grid[2],
+            block[0],
+            block[1],
+            block[2],
+            shared_mem_bytes,
+            stream,
+            params.as_mut_ptr(),
+            std::ptr::null_mut(),
+        )
+    })
+}
+
+/// Address and size in bytes of a module-level symbol.
+pub(crate) fn module_global(module: &ModuleHandle, name: &CStr) -> Result<(CUdeviceptr, usize), DriverError> {
+    let (mut ptr, mut bytes) = (0, 0);
+    // SAFETY: valid module handle, NUL-terminated name.
+    check("cuModuleGetGlobal", unsafe { cuModuleGetGlobal_v2(&mut ptr, &mut bytes, module.0, name.as_ptr()) })?;
+    Ok((ptr, bytes))
+}
+
+/// Allows a kernel up to `bytes` of dynamic shared memory (needed above the
+/// default 48 KiB per block).
+pub(crate) fn set_max_dynamic_shared(func: CUfunction, bytes: u32) -> Result<(), DriverError> {
+    // SAFETY: valid function handle; the driver validates the value.
+    check("cuFuncSetAttribute", unsafe { cuFuncSetAttribute(func, FUNC_ATTR_MAX_DYNAMIC_SHARED, bytes as c_int) })
+}
+
+/// Stream-ordered host → device copy.
+///
+/// # Safety
+/// `dst` must be a device allocation of at least `bytes` bytes, `src` valid
+/// for reads of `bytes` bytes until the stream has passed the copy.
+pub(crate) unsafe fn memcpy_htod(
+    dst: CUdeviceptr,
+    src: *const c_void,
+    bytes: usize,
+    stream: CUstream,
+) -> Result<(), DriverError> {
+    // SAFETY: forwarded to the caller's contract.
+    check("cuMemcpyHtoDAsync", unsafe { cuMemcpyHtoDAsync_v2(dst, src, bytes, stream) })
+}
+
+/// Stream-ordered device → host copy.
+///
+/// # Safety
+/// `src` must be a device allocation of at least `bytes` bytes, `dst` valid
+/// for writes of `bytes` bytes until the stream has passed the copy.
+pub(crate) unsafe fn memcpy_dtoh(
+    dst: *mut c_void,
+    src: CUdeviceptr,
+    bytes: usize,
+    stream: CUstream,
+) -> Result<(), DriverError> {
+    // SAFETY: forwarded to the caller's contract.
+    check("cuMemcpyDtoHAsync", unsafe { cuMemcpyDtoHAsync_v2(dst, src, bytes, stream) })
+}
+
+/// Stream-ordered device → device copy (the driver's own copy engine path:
+/// the reference every copy kernel is measured against).
+///
+/// # Safety
+/// Both ranges must lie in live device allocations of this context.
+pub(crate) unsafe fn memcpy_dtod(
+    dst: CUdeviceptr,
+    src: CUdeviceptr,
+    bytes: usize,
+    stream: CUstream,
+) -> Result<(), DriverError> {
+    // SAFETY: forwarded to the caller's contract.
+    check("cuMemcpyDtoDAsync", unsafe { cuMemcpyDtoDAsync_v2(dst, src, bytes, stream) })
+}
+
+/// Stream-ordered byte fill.
+///
+/// # Safety
+/// The range must lie in a live device allocation of this context.
+pub(crate) unsafe fn memset_d8(dst: CUdeviceptr, value: u8, bytes: usize, stream: CUstream) -> Result<(), DriverError> {
+    // SAFETY: forwarded to the caller's contract.
+    check("cuMemsetD8Async", unsafe { cuMemsetD8Async(dst, value, bytes, stream) })
+}
+
+/// Waits for everything queued on `stream`.
+pub(crate) fn stream_synchronize(stream: CUstream) -> Result<(), DriverError> {
+    // SAFETY: the stream handle is owned by a live `Gpu`.
+    check("cuStreamSynchronize", unsafe { cuStreamSynchronize(stream) })
+}
+
+/// Free and total device memory of the current context's device, in bytes.
+pub(crate) fn mem_info() -> Result<(usize, usize), DriverError> {
+    let (mut free, mut total) = (0, 0);
+    // SAFETY: writes two integers.
+    check("cuMemGetInfo", unsafe { cuMemGetInfo_v2(&mut free, &mut total) })?;
+    Ok((free, total))
+}

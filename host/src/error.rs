@@ -1,0 +1,204 @@
+//! One error type for the whole library: what went wrong, in which
+//! operation, with which values.
+
+use crate::launch::{LaunchConfig, LaunchLimit};
+
+/// Result alias used throughout the library.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A failed CUDA driver call, with the driver's own name and description
+/// of the code (`cuGetErrorName`, `cuGetErrorString`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{op} failed: {name} ({code}): {description}")]
+pub struct DriverError {
+    /// The driver call or library operation that failed (`cuMemAlloc`, …).
+    pub op: &'static str,
+    /// The raw `CUresult` code.
+    pub code: u32,
+    /// The driver's name for the code (`CUDA_ERROR_OUT_OF_MEMORY`).
+    pub name: String,
+    /// The driver's description of the code.
+    pub description: String,
+}
+
+impl DriverError {
+    /// Errors after which the context is unusable: every later call fails
+    /// with the same code until the process restarts.
+    pub fn is_sticky(&self) -> bool {
+        matches!(self.code, 700 | 714 | 715 | 716 | 717 | 718 | 719)
+    }
+}
+
+/// Everything that can go wrong in `coalesce`.
+#[non_exhaustive]
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// No usable CUDA device: no driver, no GPU, or the device ordinal does
+    /// not exist.
+    #[error("no CUDA device available: {reason}")]
+    NoDevice {
+        /// Why, in the driver's words where it gave any.
+        reason: String,
+    },
+
+    /// A CUDA driver call failed.
+    #[error(transparent)]
+    Driver(#[from] DriverError),
+
+    /// None of the embedded PTX targets can run on this device.
+    #[error(
+        "no embedded PTX can run on this device (compute capability {major}.{minor}); the library \
+         was built for {available}. Rebuild with COALESCE_PTX_ARCHS including sm_{major}{minor} \
+         or lower"
+    )]
+    NoCompatiblePtx {
+        /// Device compute capability, major part.
+        major: u32,
+        /// Device compute capability, minor part.
+        minor: u32,
+        /// The embedded architectures, e.g. `sm_70, sm_90`.
+        available: String,
+    },
+
+    /// The driver refused to load (JIT-compile) the module.
+    #[error(
+        "loading the sm_{arch} PTX on a compute capability {major}.{minor} device failed: {source}\nJIT log:\n{log}"
+    )]
+    ModuleLoad {
+        /// The PTX architecture that was tried.
+        arch: u32,
+        /// Device compute capability, major part.
+        major: u32,
+        /// Device compute capability, minor part.
+        minor: u32,
+        /// The driver's error.
+        source: DriverError,
+        /// The JIT compiler's error log (empty if it wrote none).
+        log: String,
+    },
+
+    /// A launch configuration violates a device or kernel limit; the launch
+    /// never reached the driver.
+    #[error("launch of `{kernel}` with {config} refused: {limit} is {max}, got {value}")]
+    InvalidLaunch {
+        /// Kernel name.
+        kernel: &'static str,
+        /// The refused configuration.
+        config: LaunchConfig,
+        /// Which limit.
+        limit: LaunchLimit,
+        /// The limit's value on this device for this kernel.
+        max: u64,
+        /// The value the configuration asked for.
+        value: u64,
+    },
+
+    /// A kernel failed to launch or, when launches are synchronized (see
+    /// [`Gpu::set_sync_launches`](crate::Gpu::set_sync_launches)), failed
+    /// while running.
+    #[error("kernel `{kernel}` with {config} failed: {source}{hint}")]
+    Kernel {
+        /// Kernel name.
+        kernel: &'static str,
+        /// Its configuration.
+        config: LaunchConfig,
+        /// The driver's error.
+        source: DriverError,
+        /// Advice for sticky errors.
+        hint: &'static str,
+    },
+
+    /// A kernel with this name is not in the loaded module.
+    #[error("kernel `{0}` is not in the loaded module")]
+    UnknownKernel(&'static str),
+
+    /// Two lengths that must agree do not.
+    #[error("{op}: length mismatch: expected {expected} elements, got {got}")]
+    LengthMismatch {
+        /// The operation.
+        op: &'static str,
+        /// The length required.
+        expected: usize,
+        /// The length given.
+        got: usize,
+    },
+
+    /// A range does not lie inside a buffer.
+    #[error("{op}: range {start}..{end} is out of bounds for length {len}")]
+    OutOfBounds {
+        /// The operation.
+        op: &'static str,
+        /// Range start.
+        start: usize,
+        /// Range end (exclusive).
+        end: usize,
+        /// The buffer's length.
+        len: usize,
+    },
+
+    /// A size in bytes does not fit the address space or the API's types.
+    #[error("{op}: {count} elements of {elem_size} bytes overflow the byte size")]
+    SizeOverflow {
+        /// The operation.
+        op: &'static str,
+        /// Element count asked for.
+        count: usize,
+        /// Bytes per element.
+        elem_size: usize,
+    },
+
+    /// A module-level symbol (constant-memory array) does not match what the
+    /// host tried to write.
+    #[error("symbol `{name}`: {problem}")]
+    Symbol {
+        /// Symbol name.
+        name: String,
+        /// What is wrong (not found, size mismatch, …).
+        problem: String,
+    },
+
+    /// Buffers from different [`Gpu`](crate::Gpu) handles were mixed.
+    #[error("{op}: the buffers belong to a different GPU context than this handle")]
+    ForeignBuffer {
+        /// The operation.
+        op: &'static str,
+    },
+
+    /// An external CUDA tool (`ptxas`, `cuobjdump`) failed or is missing.
+    #[error("{tool}: {message}")]
+    Tool {
+        /// The tool.
+        tool: &'static str,
+        /// What happened (its stderr, or why it could not run).
+        message: String,
+    },
+
+    /// The CUDA tool found cannot target this architecture (CUDA 13's
+    /// `ptxas` no longer assembles `sm_70`, for example).
+    #[error("{tool} does not support sm_{arch}: {message}")]
+    ToolArch {
+        /// The tool.
+        tool: &'static str,
+        /// The architecture it refused.
+        arch: u32,
+        /// Its message.
+        message: String,
+    },
+
+    /// An invalid argument that fits none of the variants above.
+    #[error("{op}: {message}")]
+    InvalidArgument {
+        /// The operation.
+        op: &'static str,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+impl Error {
+    /// True when the error means "there is no GPU here" (tests and examples
+    /// use it to skip instead of failing).
+    pub fn is_no_device(&self) -> bool {
+        matches!(self, Error::NoDevice { .. })
+    }
+}

@@ -1,0 +1,42 @@
+//! Host side of `coalesce`: run the crate's Rust-written GPU kernels through
+//! the CUDA driver (via `cust`), safely.
+//!
+//! * [`Gpu`]: device + primary context + the kernel module JIT-loaded from
+//!   the embedded PTX that suits the device + a stream. Everything else hangs
+//!   off it.
+//! * [`DeviceBuffer`] and its views: typed device memory, sub-ranges at any
+//!   offset, host transfers ordered on the stream.
+//! * [`LaunchConfig`]: launch shapes validated against the device and the
+//!   kernel before the driver sees them; violations are typed errors.
+//! * [`Gpu::write_symbol`]: constant memory written by name.
+//! * [`Gpu::time`]: CUDA-event timing.
+//! * [`copy`]: the vectorized copy lesson (scalar / vec2 / vec4).
+//! * [`reference`]: rayon CPU references the kernels are verified against.
+//! * [`inspect`]: `ptxas` resource reports and SASS, for checking what the
+//!   compiler really emitted.
+//!
+//! No public function panics on bad input or can cause undefined behaviour
+//! without an `unsafe` block at the call site: bad lengths, ranges, launch
+//! shapes and symbol sizes are [`Error`]s.
+
+pub mod copy;
+pub mod device;
+mod driver;
+pub mod error;
+mod gpu;
+pub mod inspect;
+pub mod launch;
+mod memory;
+pub mod ptx;
+pub mod reference;
+
+pub use copy::{CopyPlan, CopyVariant, Width};
+pub use cust::memory::DeviceCopy;
+pub use device::{DeviceInfo, DeviceLimits};
+pub use error::{DriverError, Error, Result};
+pub use gpu::{Gpu, SYNC_LAUNCHES_ENV};
+pub use launch::{Axis, DevicePtr, Dim3, KernelArg, KernelLimits, LaunchConfig, LaunchLimit, LimitViolation};
+pub use memory::{DeviceBuffer, DeviceView, DeviceViewMut};
+
+/// The device crate (kernels' shared constants and index arithmetic).
+pub use coalesce_kernels as kernels;

@@ -1,0 +1,299 @@
+//! Device memory: typed buffers owned by a [`Gpu`], and borrowed views of
+//! sub-ranges of them (the `d_in + offset` of the lessons, without raw
+//! pointer arithmetic).
+//!
+//! A `DeviceBuffer<T>` always holds valid `T`s: it is created from host
+//! values, zero-filled (`T: Zeroable`), or byte-filled (`T: Pod`, any bit
+//! pattern valid), so reading it back is always sound. Transfers are
+//! ordered on the handle's stream and complete before the call returns.
+
+use std::marker::PhantomData;
+use std::ops::Range;
+
+use bytemuck::{Pod, Zeroable};
+use cust::memory::DeviceCopy;
+
+use crate::driver;
+use crate::error::{Error, Result};
+use crate::gpu::Gpu;
+use crate::launch::DevicePtr;
+
+/// `len` elements of `T` on the device.
+pub struct DeviceBuffer<T: DeviceCopy> {
+    // `None` only for zero-length or zero-sized buffers.
+    buf: Option<cust::memory::DeviceBuffer<T>>,
+    len: usize,
+    gpu: Gpu,
+}
+
+fn byte_size<T>(op: &'static str, count: usize) -> Result<usize> {
+    count.checked_mul(std::mem::size_of::<T>()).filter(|&b| b <= isize::MAX as usize).ok_or(Error::SizeOverflow {
+        op,
+        count,
+        elem_size: std::mem::size_of::<T>(),
+    })
+}
+
+impl Gpu {
+    /// Allocates `len` elements without initializing them.
+    ///
+    /// # Safety
+    /// The contents are whatever the allocator returns: they must be written
+    /// (by a kernel, a fill or a copy) before being read as `T`.
+    pub unsafe fn alloc_uninit<T: DeviceCopy>(&self, len: usize) -> Result<DeviceBuffer<T>> {
+        byte_size::<T>("alloc", len)?;
+        self.bind()?;
+        let buf = if len == 0 || std::mem::size_of::<T>() == 0 {
+            None
+        } else {
+            // SAFETY: forwarded to the caller's contract.
+            Some(
+                unsafe { cust::memory::DeviceBuffer::uninitialized(len) }
+                    .map_err(|e| driver::from_cust("cuMemAlloc", e))?,
+            )
+        };
+        Ok(DeviceBuffer { buf, len, gpu: self.clone() })
+    }
+
+    /// Allocates `len` zeroed elements.
+    pub fn alloc_zeroed<T: DeviceCopy + Zeroable>(&self, len: usize) -> Result<DeviceBuffer<T>> {
+        // SAFETY: every byte is set to zero before the buffer is returned,
+        // and all-zero is a valid `T` (`Zeroable`).
+        let mut b = unsafe { self.alloc_uninit::<T>(len)? };
+        b.fill_raw(0)?;
+        Ok(b)
+    }
+
+    /// Allocates a buffer holding a copy of `values`.
+    pub fn upload<T: DeviceCopy>(&self, values: &[T]) -> Result<DeviceBuffer<T>> {
+        // SAFETY: fully written from valid host values before returning.
+        let mut b = unsafe { self.alloc_uninit::<T>(values.len())? };
+        b.copy_from_host(values)?;
+        Ok(b)
+    }
+}
+
+impl<T: DeviceCopy> DeviceBuffer<T> {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when the buffer holds no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Size in bytes.
+    pub fn byte_len(&self) -> usize {
+        self.len * std::mem::size_of::<T>()
+    }
+
+    /// The handle this buffer belongs to.
+    pub fn gpu(&self) -> &Gpu {
+        &self.gpu
+    }
+
+    /// Device address of the first element (0 for an empty buffer).
+    pub fn device_ptr(&self) -> DevicePtr {
+        DevicePtr(self.buf.as_ref().map_or(0, |b| b.as_device_ptr().as_raw()))
+    }
+
+    /// The whole buffer as a read-only view.
+    pub fn as_view(&self) -> DeviceView<'_, T> {
+        self.view(0..self.len).expect("the full range is always in bounds")
+    }
+
+    /// The whole buffer as a writable view.
+    pub fn as_view_mut(&mut self) -> DeviceViewMut<'_, T> {
+        let len = self.len;
+        self.view_mut(0..len).expect("the full range is always in bounds")
+    }
+
+    /// Elements `range` as a read-only view (any start: a view can be
+    /// misaligned for vector access; the copy kernels handle that).
+    pub fn view(&self, range: Range<usize>) -> Result<DeviceView<'_, T>> {
+        let raw = self.sub_range("view", range)?;
+        Ok(DeviceView { raw, _m: PhantomData })
+    }
+
+    /// Elements `range` as a writable view.
+    pub fn view_mut(&mut self, range: Range<usize>) -> Result<DeviceViewMut<'_, T>> {
+        let raw = self.sub_range("view_mut", range)?;
+        Ok(DeviceViewMut { raw, _m: PhantomData })
+    }
+
+    fn sub_range(&self, op: &'static str, range: Range<usize>) -> Result<RawView<'_>> {
+        if range.start > range.end || range.end > self.len {
+            return Err(Error::OutOfBounds { op, start: range.start, end: range.end, len: self.len });
+        }
+        Ok(RawView {
+            ptr: self.device_ptr().0 + (range.start * std::mem::size_of::<T>()) as u64,
+            len: range.end - range.start,
+            gpu: &self.gpu,
+        })
+    }
+
+    /// Overwrites the whole buffer with `values` (same length).
+    pub fn copy_from_host(&mut self, values: &[T]) -> Result<()> {
+        self.as_view_mut().copy_from_host(values)
+    }
+
+    /// Copies the whole buffer into `out` (same length).
+    pub fn copy_to_host(&self, out: &mut [T]) -> Result<()> {
+        self.as_view().copy_to_host(out)
+    }
+
+    /// The buffer's contents as a `Vec`.
+    pub fn to_vec(&self) -> Result<Vec<T>>
+    where
+        T: Zeroable,
+    {
+        self.as_view().to_vec()
+    }
+
+    /// Sets every byte to `byte` (e.g. a poison pattern before a kernel
+    /// that must overwrite everything).
+    pub fn fill_bytes(&mut self, byte: u8) -> Result<()>
+    where
+        T: Pod,
+    {
+        self.fill_raw(byte)
+    }
+
+    fn fill_raw(&mut self, byte: u8) -> Result<()> {
+        let bytes = self.byte_len();
+        if bytes == 0 {
+            return Ok(());
+        }
+        self.gpu.bind()?;
+        // SAFETY: the range is exactly this live allocation.
+        unsafe { driver::memset_d8(self.device_ptr().0, byte, bytes, self.gpu.raw_stream())? };
+        self.gpu.synchronize()
+    }
+}
+
+impl<T: DeviceCopy> Drop for DeviceBuffer<T> {
+    fn drop(&mut self) {
+        // cuMemFree needs the owning context current on this thread.
+        let _ = self.gpu.bind();
+        self.buf.take();
+    }
+}
+
+impl<T: DeviceCopy> std::fmt::Debug for DeviceBuffer<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DeviceBuffer<{}>[{}] @ {:#x}", std::any::type_name::<T>(), self.len, self.device_ptr().0)
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct RawView<'a> {
+    ptr: u64,
+    len: usize,
+    gpu: &'a Gpu,
+}
+
+/// A read-only range of a [`DeviceBuffer`].
+#[derive(Clone, Copy, Debug)]
+pub struct DeviceView<'a, T> {
+    raw: RawView<'a>,
+    _m: PhantomData<&'a T>,
+}
+
+/// A writable range of a [`DeviceBuffer`]. Borrowing rules guarantee it
+/// overlaps no other live view of the same buffer.
+#[derive(Debug)]
+pub struct DeviceViewMut<'a, T> {
+    raw: RawView<'a>,
+    _m: PhantomData<&'a mut T>,
+}
+
+macro_rules! view_common {
+    ($ty:ident) => {
+        impl<T: DeviceCopy> $ty<'_, T> {
+            /// Number of elements.
+            pub fn len(&self) -> usize {
+                self.raw.len
+            }
+
+            /// True when the view is empty.
+            pub fn is_empty(&self) -> bool {
+                self.raw.len == 0
+            }
+
+            /// Device address of the first element.
+            pub fn device_ptr(&self) -> DevicePtr {
+                DevicePtr(self.raw.ptr)
+            }
+
+            /// Size in bytes.
+            pub fn byte_len(&self) -> usize {
+                self.raw.len * std::mem::size_of::<T>()
+            }
+
+            pub(crate) fn check_gpu(&self, gpu: &Gpu, op: &'static str) -> Result<()> {
+                if self.raw.len == 0 || self.raw.gpu.raw_context() == gpu.raw_context() {
+                    Ok(())
+                } else {
+                    Err(Error::ForeignBuffer { op })
+                }
+            }
+
+            /// Copies the viewed elements into `out` (same length).
+            pub fn copy_to_host(&self, out: &mut [T]) -> Result<()> {
+                if out.len() != self.raw.len {
+                    return Err(Error::LengthMismatch { op: "copy_to_host", expected: self.raw.len, got: out.len() });
+                }
+                if self.byte_len() == 0 {
+                    return Ok(());
+                }
+                let gpu = self.raw.gpu;
+                gpu.bind()?;
+                // SAFETY: the view lies in a live allocation (borrowed for
+                // 'a); `out` spans the same byte count and outlives the
+                // synchronize below.
+                unsafe {
+                    driver::memcpy_dtoh(out.as_mut_ptr().cast(), self.raw.ptr, self.byte_len(), gpu.raw_stream())?
+                };
+                gpu.synchronize()
+            }
+
+            /// The viewed elements as a `Vec`.
+            pub fn to_vec(&self) -> Result<Vec<T>>
+            where
+                T: Zeroable,
+            {
+                let mut v = vec![T::zeroed(); self.raw.len];
+                self.copy_to_host(&mut v)?;
+                Ok(v)
+            }
+        }
+    };
+}
+
+view_common!(DeviceView);
+view_common!(DeviceViewMut);
+
+impl<T: DeviceCopy> DeviceViewMut<'_, T> {
+    /// Overwrites the viewed elements with `values` (same length).
+    pub fn copy_from_host(&mut self, values: &[T]) -> Result<()> {
+        if values.len() != self.raw.len {
+            return Err(Error::LengthMismatch { op: "copy_from_host", expected: self.raw.len, got: values.len() });
+        }
+        if self.byte_len() == 0 {
+            return Ok(());
+        }
+        let gpu = self.raw.gpu;
+        gpu.bind()?;
+        // SAFETY: the view lies in a live allocation borrowed mutably; the
+        // host slice is read before the synchronize below returns.
+        unsafe { driver::memcpy_htod(self.raw.ptr, values.as_ptr().cast(), self.byte_len(), gpu.raw_stream())? };
+        gpu.synchronize()
+    }
+
+    /// A read-only view of the same range.
+    pub fn as_view(&self) -> DeviceView<'_, T> {
+        DeviceView { raw: self.raw, _m: PhantomData }
+    }
+}

@@ -1,0 +1,33 @@
+//! Device support: the small layer that plays the role `cuda_std` plays for
+//! the NVVM backend, written for rustc's own NVPTX backend.
+//!
+//! Every piece here is exercised by a kernel (see [`crate::probe`] and
+//! [`crate::copy`]) and its PTX/SASS is checked by the host's tests, because
+//! what the compiler emits is a property to verify, not to hope for:
+//!
+//! | piece | module | checked in SASS as |
+//! | --- | --- | --- |
+//! | thread/block/grid indices, global ids | [`index`] | `S2R SR_TID.*`, `SR_CTAID.*` |
+//! | grid-stride range | [`grid`] | (loop in every copy kernel) |
+//! | block barrier, warp size, lane id | [`sync`], [`warp`] | `BAR.SYNC` |
+//! | 64/128-bit vector loads and stores | [`vector`] | `LDG.E.64`/`.128`, `STG.E.64`/`.128` |
+//! | constant-memory arrays | [`constant`] | constant-bank operands / `LDC` |
+//! | static and dynamic shared memory | [`shared`] | `LDS`/`STS` |
+//! | warp shuffles (down, xor) | [`warp`] | `SHFL.DOWN`, `SHFL.BFLY` |
+//!
+//! Pure arithmetic (grid-stride bounds, vector split of a misaligned range) is
+//! compiled on the host too, so the host plans launches with the very same
+//! functions the kernels use, and unit tests run without a GPU.
+
+pub mod grid;
+pub mod vector;
+
+#[cfg(target_arch = "nvptx64")]
+pub mod constant;
+#[cfg(target_arch = "nvptx64")]
+pub mod index;
+#[cfg(target_arch = "nvptx64")]
+pub mod shared;
+#[cfg(target_arch = "nvptx64")]
+pub mod sync;
+pub mod warp;

@@ -1,0 +1,89 @@
+//! Warps: the warp size, lane ids and register shuffles.
+//!
+//! Shuffles are written as inline PTX (`shfl.sync.down` / `shfl.sync.bfly`)
+//! so each function maps to exactly one instruction; the host's SASS tests
+//! check that `shfl_down` is `SHFL.DOWN` and `shfl_xor` is `SHFL.BFLY`.
+
+/// Threads per warp on every NVIDIA GPU to date (`warpSize`).
+pub const WARP_SIZE: u32 = 32;
+
+/// The member mask naming all 32 lanes.
+pub const FULL_MASK: u32 = 0xffff_ffff;
+
+#[cfg(target_arch = "nvptx64")]
+mod device {
+    use core::arch::asm;
+
+    /// This thread's lane (0..32) inside its warp (`%laneid`).
+    #[inline(always)]
+    pub fn lane_id() -> u32 {
+        let lane: u32;
+        // SAFETY: reads a special register; no memory access.
+        unsafe {
+            asm!("mov.u32 {0}, %laneid;", out(reg32) lane, options(pure, nomem, nostack, preserves_flags));
+        }
+        lane
+    }
+
+    /// `__shfl_down_sync(mask, v, delta)`: the value of lane `lane + delta`;
+    /// lanes whose source is past the warp keep their own value.
+    ///
+    /// # Safety
+    /// Every lane named in `mask` must execute this same shuffle.
+    #[inline(always)]
+    pub unsafe fn shfl_down(mask: u32, v: u32, delta: u32) -> u32 {
+        let r: u32;
+        // SAFETY: register-only; the caller upholds the mask contract.
+        // c = 0x1f: clamp at the last lane of a full 32-lane segment.
+        unsafe {
+            asm!(
+                "shfl.sync.down.b32 {r}, {v}, {d}, 0x1f, {m};",
+                r = out(reg32) r, v = in(reg32) v, d = in(reg32) delta, m = in(reg32) mask,
+                options(nomem, nostack, preserves_flags),
+            );
+        }
+        r
+    }
+
+    /// `__shfl_xor_sync(mask, v, lane_mask)`: the value of lane
+    /// `lane ^ lane_mask` (the butterfly used for all-reduce).
+    ///
+    /// # Safety
+    /// Every lane named in `mask` must execute this same shuffle.
+    #[inline(always)]
+    pub unsafe fn shfl_xor(mask: u32, v: u32, lane_mask: u32) -> u32 {
+        let r: u32;
+        // SAFETY: register-only; the caller upholds the mask contract.
+        unsafe {
+            asm!(
+                "shfl.sync.bfly.b32 {r}, {v}, {d}, 0x1f, {m};",
+                r = out(reg32) r, v = in(reg32) v, d = in(reg32) lane_mask, m = in(reg32) mask,
+                options(nomem, nostack, preserves_flags),
+            );
+        }
+        r
+    }
+
+    /// [`shfl_down`] for `f32` (moves the bits).
+    ///
+    /// # Safety
+    /// As [`shfl_down`].
+    #[inline(always)]
+    pub unsafe fn shfl_down_f32(mask: u32, v: f32, delta: u32) -> f32 {
+        // SAFETY: forwarded.
+        f32::from_bits(unsafe { shfl_down(mask, v.to_bits(), delta) })
+    }
+
+    /// [`shfl_xor`] for `f32` (moves the bits).
+    ///
+    /// # Safety
+    /// As [`shfl_xor`].
+    #[inline(always)]
+    pub unsafe fn shfl_xor_f32(mask: u32, v: f32, lane_mask: u32) -> f32 {
+        // SAFETY: forwarded.
+        f32::from_bits(unsafe { shfl_xor(mask, v.to_bits(), lane_mask) })
+    }
+}
+
+#[cfg(target_arch = "nvptx64")]
+pub use device::*;

@@ -1,0 +1,29 @@
+//! Device side of `coalesce`: kernels written in Rust and compiled to PTX by
+//! rustc's `nvptx64-nvidia-cuda` backend.
+//!
+//! On the host this crate is a plain `no_std` library holding what host and
+//! device must agree on (launch-shape constants, index arithmetic); the
+//! kernels themselves exist only when compiling for the NVPTX target, which
+//! `coalesce-host`'s build script does (`cargo rustc --crate-type cdylib
+//! -Zbuild-std=core`).
+//!
+//! * [`dev`]: the small device-support layer (indices, grid-stride ranges,
+//!   barriers, vector memory access, constant and shared memory, warp
+//!   shuffles), each piece checked in PTX/SASS by the host's tests.
+//! * [`copy`]: the vectorized copy kernels of the first lesson.
+//! * [`probe`]: one small kernel per device-support piece, so each piece is
+//!   exercised on the GPU and inspected in SASS.
+#![no_std]
+#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, stdarch_nvptx, asm_experimental_arch))]
+
+pub mod copy;
+pub mod dev;
+pub mod probe;
+
+/// Kernels abort the whole grid on panic: there is no unwinding on the device.
+#[cfg(target_arch = "nvptx64")]
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo) -> ! {
+    // SAFETY: `trap` ends the kernel; the host sees `LaunchFailed`.
+    unsafe { core::arch::nvptx::trap() }
+}

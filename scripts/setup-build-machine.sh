@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Prepares a machine WITHOUT an NVIDIA GPU to build and test coalesce.
+#
+# Idempotent and fast when already done. Installs nothing system-wide:
+#   .tools/cuda/lib64/   libcuda.so{,.1} from Debian 12's non-free `libcuda1`
+#                        (cust's build script links -lcuda and every binary
+#                        loads libcuda.so.1; with no GPU, cuInit reports
+#                        "no device" and the GPU tests skip themselves)
+#   .tools/sass/bin/     ptxas (CUDA 12.9, still assembles sm_70) and
+#                        cuobjdump + nvdisasm, from NVIDIA's PyPI wheels,
+#                        for the SASS checks
+#   toolchain            the components rust-toolchain.toml names
+#
+# How cargo finds them: .cargo/config.toml sets CUDA_LIBRARY_PATH=.tools/cuda
+# for cust's build script and runs test/example binaries through
+# scripts/with-libcuda, which puts .tools/cuda/lib64 on LD_LIBRARY_PATH only
+# when the system has no libcuda.so.1 of its own. The SASS tests look for
+# the tools in $COALESCE_SASS_TOOLS, then .tools/sass/bin, then PATH.
+#
+# On a machine with a real NVIDIA driver this script does not fetch libcuda:
+# the system's own driver library must win there.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+tools="$root/.tools"
+mkdir -p "$tools"
+
+LIBCUDA_VERSION=535.261.03-1
+NVCC_WHEEL=nvidia-cuda-nvcc-cu12==12.9.86
+CUOBJDUMP_WHEEL=nvidia-cuda-cuobjdump==13.2.86
+NVDISASM_WHEEL=nvidia-cuda-nvdisasm==13.2.78
+
+say() { printf 'setup: %s\n' "$*"; }
+
+# 1. Rust toolchain and components (rust-toolchain.toml pins them).
+if ! (cd "$root" && rustup component list --installed 2>/dev/null | grep -q '^llvm-bitcode-linker'); then
+  say "installing the pinned toolchain and its components"
+  (cd "$root" && rustup toolchain install)
+fi
+
+# 2. libcuda for linking and loading (only where no real driver exists).
+has_system_libcuda() {
+  ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 ' || [ -e /proc/driver/nvidia/version ]
+}
+lib64="$tools/cuda/lib64"
+if has_system_libcuda; then
+  say "system libcuda.so.1 found: using the real driver, not fetching Debian's"
+elif [ -e "$lib64/libcuda.so.1" ]; then
+  say "libcuda already in .tools/cuda"
+else
+  say "fetching Debian 12 non-free libcuda1 $LIBCUDA_VERSION into .tools/cuda"
+  apt_dir="$tools/apt"
+  mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial" "$apt_dir/sources"
+  cat > "$apt_dir/sources/nonfree.sources" <<SRC
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: bookworm
+Components: non-free
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+  apt_opts=(-o "Dir::Etc::SourceList=/dev/null" -o "Dir::Etc::SourceParts=$apt_dir/sources"
+            -o "Dir::State::Lists=$apt_dir/lists" -o "Dir::Cache=$apt_dir/cache"
+            -o "APT::Sandbox::User=root" -qq)
+  apt-get "${apt_opts[@]}" update
+  (cd "$apt_dir" && apt-get "${apt_opts[@]}" download "libcuda1=$LIBCUDA_VERSION")
+  rm -rf "$tools/cuda" && mkdir -p "$tools/cuda/extract" "$lib64"
+  dpkg -x "$apt_dir"/libcuda1_*.deb "$tools/cuda/extract"
+  so=$(find "$tools/cuda/extract" -name 'libcuda.so.*.*' -type f | head -n 1)
+  [ -n "$so" ] || { say "libcuda.so not found inside the package"; exit 1; }
+  cp "$so" "$lib64/"
+  ln -sf "$(basename "$so")" "$lib64/libcuda.so.1"
+  ln -sf libcuda.so.1 "$lib64/libcuda.so"
+  rm -rf "$tools/cuda/extract" "$apt_dir/cache" "$apt_dir"/libcuda1_*.deb
+fi
+
+# 3. SASS tools from NVIDIA's wheels (pip only downloads; nothing is installed).
+sass="$tools/sass"
+if [ -x "$sass/bin/ptxas" ] && [ -x "$sass/bin/cuobjdump" ] && [ -x "$sass/bin/nvdisasm" ]; then
+  say "SASS tools already in .tools/sass"
+else
+  say "fetching ptxas, cuobjdump and nvdisasm wheels into .tools/sass"
+  wheels="$tools/wheels"
+  mkdir -p "$wheels" "$sass/bin"
+  python3 -m pip download --quiet --no-deps --only-binary=:all: --platform manylinux2014_x86_64 \
+    --platform manylinux_2_17_x86_64 --platform manylinux2010_x86_64 \
+    -d "$wheels" "$NVCC_WHEEL" "$CUOBJDUMP_WHEEL" "$NVDISASM_WHEEL"
+  unpack="$tools/wheels/unpacked"
+  rm -rf "$unpack" && mkdir -p "$unpack"
+  python3 - "$wheels" "$unpack" <<'PY'
+import sys, zipfile, pathlib
+src, dst = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+for whl in src.glob("*.whl"):
+    with zipfile.ZipFile(whl) as z:
+        for name in z.namelist():
+            if name.endswith(("/bin/ptxas", "/bin/cuobjdump", "/bin/nvdisasm")):
+                z.extract(name, dst)
+PY
+  for t in ptxas cuobjdump nvdisasm; do
+    f=$(find "$unpack" -path "*/bin/$t" -type f | head -n 1)
+    [ -n "$f" ] || { say "$t missing from the wheels"; exit 1; }
+    install -m 0755 "$f" "$sass/bin/$t"
+  done
+  rm -rf "$wheels"
+fi
+say "ready ($(cd "$root" && rustc --version))"
