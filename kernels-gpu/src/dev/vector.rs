@@ -34,7 +34,7 @@ pub struct Split {
 #[inline(always)]
 pub const fn split(src: usize, dst: usize, n: usize, vec_words: usize) -> Option<Split> {
     let vec_bytes = vec_words * 4;
-    if src % 4 != 0 || src % vec_bytes != dst % vec_bytes {
+    if !src.is_multiple_of(4) || src % vec_bytes != dst % vec_bytes {
         return None;
     }
     let mut head = ((vec_bytes - src % vec_bytes) % vec_bytes) / 4;

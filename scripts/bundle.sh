@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Builds everything a GPU box without Rust needs into one folder:
+#
+#   bundle/
+#     run.sh            the runner (see its header)
+#     bin/coalesce      the benchmark / inspection binary
+#     tests/<name>      release test binaries (one per tests/*.rs, plus the
+#                       library unit tests as lib-<crate>)
+#     examples/<name>   release examples
+#
+# Every binary embeds its PTX, so the folder is self-contained; binaries are
+# stripped. Usage: scripts/bundle.sh [OUT_DIR]   (default: bundle)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:-$root/bundle}
+cd "$root"
+
+bash scripts/setup-build-machine.sh >/dev/null
+
+json=$(mktemp)
+trap 'rm -f "$json"' EXIT
+echo "bundle: building release tests, examples and the coalesce binary"
+cargo build --release --workspace --bins --examples --message-format=json-render-diagnostics >"$json"
+cargo test --release --workspace --no-run --message-format=json-render-diagnostics >>"$json"
+
+rm -rf "$out"
+mkdir -p "$out/bin" "$out/tests" "$out/examples"
+python3 - "$json" "$out" <<'PY'
+import json, shutil, sys, pathlib
+log, out = sys.argv[1], pathlib.Path(sys.argv[2])
+seen = set()
+for line in open(log):
+    try:
+        m = json.loads(line)
+    except ValueError:
+        continue
+    if m.get("reason") != "compiler-artifact" or not m.get("executable"):
+        continue
+    exe, t = m["executable"], m["target"]
+    kind = t["kind"][0]
+    if m["profile"]["test"]:
+        name = t["name"] if kind == "test" else f"lib-{t['name']}" if kind == "lib" else f"{kind}-{t['name']}"
+        dest = out / "tests" / name
+    elif kind == "example":
+        dest = out / "examples" / t["name"]
+    elif kind == "bin":
+        dest = out / "bin" / t["name"]
+    else:
+        continue
+    if dest in seen:
+        continue
+    seen.add(dest)
+    shutil.copy2(exe, dest)
+PY
+# Release profile strips; strip again in case a profile override did not.
+find "$out" -type f -perm -u+x -exec strip --strip-unneeded {} + 2>/dev/null || true
+cp scripts/gpu-runner.sh "$out/run.sh"
+chmod +x "$out/run.sh"
+size=$(du -sm "$out" | cut -f1)
+echo "bundle: $out ($size MiB)"
+ls "$out"/tests "$out"/examples "$out"/bin | sed 's/^/  /'
+if [ "$size" -gt 60 ]; then
+  echo "bundle: larger than 60 MiB" >&2
+  exit 1
+fi

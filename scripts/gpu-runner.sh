@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Runner for the GPU bundle (copied to bundle/run.sh by scripts/bundle.sh).
+# Runs on a machine with an NVIDIA GPU and driver; needs no Rust.
+#
+#   ./run.sh OUT_DIR [--bench | --bench-quick] [--sanitize] [--skip-tests] [--skip-examples]
+#
+#   default        every test binary (none may skip: COALESCE_EXPECT_GPU=1)
+#                  and every example with its short defaults
+#   --bench        also `coalesce bench <suite>` for every suite (full sweeps)
+#   --bench-quick  the same with --quick
+#   --sanitize     also compute-sanitizer memcheck, racecheck, synccheck and
+#                  initcheck over the test binaries (sticky_error, which
+#                  faults on purpose, and sass, which uses no GPU, excluded)
+#
+# Writes logs, JSON and plots under OUT_DIR and OUT_DIR/summary.txt; exits
+# non-zero if anything failed.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+out=${1:?usage: run.sh OUT_DIR [--bench|--bench-quick] [--sanitize] [--skip-tests] [--skip-examples]}
+shift
+bench= sanitize= tests=1 examples=1
+for a in "$@"; do
+  case "$a" in
+    --bench) bench=full ;;
+    --bench-quick) bench=quick ;;
+    --sanitize) sanitize=1 ;;
+    --skip-tests) tests= ;;
+    --skip-examples) examples= ;;
+    *) echo "run.sh: unknown option $a" >&2; exit 2 ;;
+  esac
+done
+mkdir -p "$out"/{tests,examples,sanitizer,bench}
+out=$(cd "$out" && pwd)
+export COALESCE_EXPECT_GPU=1
+export PATH="$PATH:/usr/local/cuda/bin"
+summary="$out/summary.txt"
+: >"$summary"
+failed=0
+
+record() { # status name seconds detail
+  printf '%-5s %-48s %6ss  %s\n' "$1" "$2" "$3" "$4" | tee -a "$summary"
+  [ "$1" = PASS ] || failed=1
+}
+
+run_logged() { # name log cmd...
+  local name=$1 log=$2; shift 2
+  local t0=$SECONDS rc
+  "$@" >"$log" 2>&1
+  rc=$?
+  local dt=$((SECONDS - t0)) detail
+  detail=$(grep -E '^test result:|ERROR SUMMARY|goal ' "$log" | tail -n 3 | tr '\n' ' ')
+  if [ $rc -ne 0 ]; then
+    record FAIL "$name" "$dt" "exit $rc $detail"
+  elif grep -q 'skipped: no CUDA device' "$log"; then
+    record FAIL "$name" "$dt" "a test skipped for lack of a device"
+  else
+    record PASS "$name" "$dt" "$detail"
+  fi
+}
+
+{
+  echo "date: $(date -u +%FT%TZ)"
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv 2>&1
+  command -v compute-sanitizer ncu ptxas cuobjdump 2>&1
+  "$here/bin/coalesce" info 2>&1
+} >"$out/environment.txt"
+
+if [ -n "$tests" ]; then
+  for t in "$here"/tests/*; do
+    n=$(basename "$t")
+    run_logged "test $n" "$out/tests/$n.log" "$t"
+  done
+fi
+
+if [ -n "$examples" ]; then
+  for e in "$here"/examples/*; do
+    n=$(basename "$e")
+    mkdir -p "$out/examples/$n"
+    # Each example runs in its own folder, so any files it writes land there.
+    run_logged "example $n" "$out/examples/$n.log" bash -c 'cd "$1" && exec "$2"' _ "$out/examples/$n" "$e"
+  done
+fi
+
+if [ -n "$sanitize" ]; then
+  if ! command -v compute-sanitizer >/dev/null; then
+    record FAIL "compute-sanitizer" 0 "not found"
+  else
+    for tool in memcheck racecheck synccheck initcheck; do
+      for t in "$here"/tests/*; do
+        n=$(basename "$t")
+        case "$n" in sticky_error|sass|lib-*) continue ;; esac
+        run_logged "$tool $n" "$out/sanitizer/$tool-$n.log" \
+          compute-sanitizer --tool "$tool" --error-exitcode 1 "$t" --test-threads=4
+      done
+    done
+  fi
+fi
+
+if [ -n "$bench" ]; then
+  flag=; [ "$bench" = quick ] && flag=--quick
+  for suite in $("$here/bin/coalesce" bench list 2>/dev/null); do
+    run_logged "bench $suite" "$out/bench/$suite.log" "$here/bin/coalesce" bench "$suite" $flag --out "$out/bench"
+  done
+fi
+
+echo
+if [ $failed -eq 0 ]; then echo "ALL PASSED" | tee -a "$summary"; else echo "FAILURES (see $summary)" | tee -a "$summary"; fi
+exit $failed

@@ -1,0 +1,140 @@
+//! What the compiler really emitted, checked without a GPU: each embedded
+//! PTX is assembled with `ptxas` (sm_70 and sm_90 by default) and
+//! disassembled with `cuobjdump -sass`.
+//!
+//! * copy_scalar moves only 32-bit words; copy_vec2 has 64-bit and copy_vec4
+//!   128-bit global loads and stores (and never anything narrower than 32
+//!   bits), so rewriting copy_vec4 to move words fails here;
+//! * every kernel has a 0-byte stack frame and no spills;
+//! * shared memory is accessed with LDS/STS (not generic LD/ST) behind a
+//!   BAR.SYNC; shuffles are SHFL.DOWN / SHFL.BFLY; constant memory is read
+//!   through the constant bank, never with LDG.
+//!
+//! Tools: `$COALESCE_SASS_TOOLS`, `.tools/sass/bin`, `/usr/local/cuda/bin`
+//! or `PATH`. If absent the tests print one skip line, unless
+//! `COALESCE_REQUIRE_SASS_TOOLS=1` (CI), which makes absence a failure.
+
+use std::io::Write as _;
+
+use coalesce::inspect::{Access, Compiled, Tools};
+use coalesce::{Error, ptx};
+
+/// The assembled module for every embedded architecture the tools support,
+/// assembled once per test binary.
+fn compiled(test: &str) -> Vec<Compiled> {
+    static ONCE: std::sync::OnceLock<Vec<Compiled>> = std::sync::OnceLock::new();
+    ONCE.get_or_init(|| assemble(test)).clone()
+}
+
+fn assemble(test: &str) -> Vec<Compiled> {
+    let skip = |why: String| {
+        assert!(!Tools::required(), "{test}: COALESCE_REQUIRE_SASS_TOOLS is set but {why}");
+        let _ = writeln!(std::io::stderr(), "{test}: skipped: {why}");
+    };
+    let Some(tools) = Tools::find() else {
+        skip("ptxas/cuobjdump not found (set COALESCE_SASS_TOOLS or run scripts/setup-build-machine.sh)".into());
+        return vec![];
+    };
+    let mut out = Vec::new();
+    for arch in ptx::archs() {
+        match tools.compile(ptx::text(arch).expect("listed arch"), arch) {
+            Ok(c) => out.push(c),
+            Err(Error::ToolArch { message, .. }) => skip(format!("this ptxas cannot assemble sm_{arch}: {message}")),
+            Err(e) => panic!("{test}: sm_{arch}: {e}"),
+        }
+    }
+    out
+}
+
+/// The global access widths a copy kernel must show: `must` present, and
+/// nothing outside `allowed`.
+fn check_widths(c: &Compiled, kernel: &str, must: &[(Access, u32)], allowed: &[u32]) -> Result<(), String> {
+    let got = c.global_widths(kernel);
+    if got.is_empty() {
+        return Err(format!("sm_{}: {kernel} has no global accesses (is it in the module?)", c.arch));
+    }
+    for m in must {
+        if !got.contains(m) {
+            return Err(format!("sm_{}: {kernel} lacks a {}-bit global {:?}; has {got:?}", c.arch, m.1, m.0));
+        }
+    }
+    if let Some(bad) = got.iter().find(|(_, bits)| !allowed.contains(bits)) {
+        return Err(format!("sm_{}: {kernel} has a {}-bit global {:?}; has {got:?}", c.arch, bad.1, bad.0));
+    }
+    Ok(())
+}
+
+const L: Access = Access::Load;
+const S: Access = Access::Store;
+
+fn copy_expectations(c: &Compiled) -> Result<(), String> {
+    check_widths(c, "copy_scalar", &[(L, 32), (S, 32)], &[32])?;
+    check_widths(c, "copy_vec2", &[(L, 64), (S, 64)], &[32, 64])?;
+    check_widths(c, "copy_vec4", &[(L, 128), (S, 128)], &[32, 128])?;
+    check_widths(c, "copy_bytes", &[(L, 8), (S, 8)], &[8])
+}
+
+#[test]
+fn copy_kernels_use_the_lesson_widths() {
+    for c in compiled("copy_kernels_use_the_lesson_widths") {
+        copy_expectations(&c).unwrap();
+        for k in ["copy_scalar", "copy_vec2", "copy_vec4"] {
+            println!("sm_{} {k}: {:?}", c.arch, c.global_widths(k));
+        }
+    }
+}
+
+/// The check above is not vacuous: a module whose copy_vec4 moves 32-bit
+/// words (here: copy_scalar's SASS under copy_vec4's name) fails it.
+#[test]
+fn width_check_fails_for_a_word_copy_named_copy_vec4() {
+    for mut c in compiled("width_check_fails_for_a_word_copy_named_copy_vec4") {
+        let scalar = c.sass["copy_scalar"].clone();
+        c.sass.insert("copy_vec4".into(), scalar);
+        let err = copy_expectations(&c).unwrap_err();
+        assert!(err.contains("copy_vec4 lacks a 128-bit global"), "{err}");
+    }
+}
+
+#[test]
+fn no_kernel_has_a_stack_frame_or_spills() {
+    for c in compiled("no_kernel_has_a_stack_frame_or_spills") {
+        println!("{}\n", c.resource_table());
+        assert!(c.resources.len() >= 9, "sm_{}: ptxas reported {} kernels", c.arch, c.resources.len());
+        for r in &c.resources {
+            assert_eq!((r.stack_frame, r.spill_stores, r.spill_loads), (0, 0, 0), "sm_{} {}", c.arch, r.name);
+        }
+    }
+}
+
+#[test]
+fn shared_memory_uses_lds_sts_behind_a_barrier() {
+    for c in compiled("shared_memory_uses_lds_sts_behind_a_barrier") {
+        for k in ["probe_shared_reverse", "probe_dynamic_reverse"] {
+            let sass = c.kernel(k).unwrap();
+            let ops: Vec<&str> = sass.iter().map(|i| i.base()).collect();
+            assert!(ops.contains(&"LDS") && ops.contains(&"STS"), "sm_{} {k}: {ops:?}", c.arch);
+            assert!(!ops.contains(&"LD") && !ops.contains(&"ST"), "sm_{} {k} uses generic LD/ST", c.arch);
+            assert!(c.has(k, "BAR.SYNC"), "sm_{} {k}: no barrier", c.arch);
+        }
+        assert_eq!(c.resources_of("probe_shared_reverse").unwrap().shared_bytes, 1024);
+    }
+}
+
+#[test]
+fn warp_shuffles_are_down_and_butterfly() {
+    for c in compiled("warp_shuffles_are_down_and_butterfly") {
+        assert!(c.has("probe_warp_sum", "SHFL.DOWN"), "sm_{}", c.arch);
+        assert!(c.has("probe_warp_sum", "SHFL.BFLY"), "sm_{}", c.arch);
+    }
+}
+
+#[test]
+fn constant_memory_is_read_through_the_constant_bank() {
+    for c in compiled("constant_memory_is_read_through_the_constant_bank") {
+        let sass = c.kernel("probe_const").unwrap();
+        assert!(!sass.iter().any(|i| i.base() == "LDG"), "sm_{}: probe_const loads from global memory", c.arch);
+        // User constant arrays live in bank 3 (`c[0x3][...]`) on these targets.
+        assert!(sass.iter().any(|i| i.operands.contains("c[0x3]")), "sm_{}: no constant-bank-3 operand", c.arch);
+    }
+}
