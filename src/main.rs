@@ -1,1 +1,251 @@
-fn main() {}
+//! `coalesce`: the command-line front end of the library.
+//!
+//! * `coalesce info`: the device, its limits and the loaded PTX.
+//! * `coalesce bench <suite>`: run a benchmark suite (`bench list` lists
+//!   them); tables go to stdout, JSON and SVG into `--out`.
+//! * `coalesce sass`: the compiled kernels' resources and global access
+//!   widths, from `ptxas` and `cuobjdump` (no GPU needed).
+//!
+//! Exit codes: 0 success, 1 failure, 2 no CUDA device (or missing tools,
+//! or invalid arguments).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use coalesce::Gpu;
+use coalesce::bench::report::{Align, Table, human_bytes, parse_size};
+use coalesce::bench::{self, BenchError, copy, harness};
+use coalesce::inspect::{Access, Tools};
+use coalesce::kernels::copy::THREADS;
+
+/// Exit code when the machine lacks what the command needs (a CUDA
+/// device, the SASS tools).
+const EXIT_UNAVAILABLE: u8 = 2;
+
+#[derive(Parser)]
+#[command(name = "coalesce", version, about = "Memory-bound GPU kernels in Rust: device info, benchmarks, SASS checks")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Show the device, its limits, its theoretical DRAM bandwidth and the
+    /// loaded PTX.
+    Info,
+    /// Run a benchmark suite.
+    Bench {
+        #[command(subcommand)]
+        suite: BenchCommand,
+    },
+    /// Assemble the embedded PTX with ptxas and show each kernel's
+    /// resources and global load/store widths (no GPU needed).
+    Sass {
+        /// Target architecture (the number in sm_90).
+        #[arg(long, default_value_t = 90)]
+        arch: u32,
+    },
+}
+
+#[derive(Subcommand)]
+enum BenchCommand {
+    /// List the benchmark suites: one name per line (for scripts), or a
+    /// table with what each measures (--long).
+    List {
+        /// Also say what each suite measures.
+        #[arg(long)]
+        long: bool,
+    },
+    /// Copy bandwidth: scalar / vec2 / vec4 kernels vs cuMemcpyDtoD.
+    Copy(CopyArgs),
+}
+
+/// Options every suite takes.
+#[derive(Args)]
+struct CommonArgs {
+    /// Untimed warm-up operations per measurement.
+    #[arg(long, default_value_t = harness::Settings::default().warmup)]
+    warmup: usize,
+    /// Timed samples per measurement [default: 20, 5 with --quick].
+    #[arg(long)]
+    reps: Option<usize>,
+    /// Directory for the JSON and SVG results.
+    #[arg(long, default_value = "bench-out")]
+    out: PathBuf,
+    /// A short smoke run (smaller sizes, fewer samples).
+    #[arg(long)]
+    quick: bool,
+}
+
+impl CommonArgs {
+    fn settings(&self, defaults: harness::Settings) -> harness::Settings {
+        harness::Settings { warmup: self.warmup, reps: self.reps.unwrap_or(defaults.reps), ..defaults }
+    }
+}
+
+#[derive(Args)]
+struct CopyArgs {
+    /// Smallest copy size (4096, 4KiB, 256MiB, 2GiB) [default: 4KiB, 64KiB with --quick].
+    #[arg(long, value_parser = parse_size)]
+    min_size: Option<u64>,
+    /// Largest copy size [default: 2GiB, 64MiB with --quick].
+    #[arg(long, value_parser = parse_size)]
+    max_size: Option<u64>,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Info => with_gpu(info),
+        Command::Bench { suite: BenchCommand::List { long } } => {
+            list_suites(long);
+            ExitCode::SUCCESS
+        }
+        Command::Bench { suite: BenchCommand::Copy(args) } => with_gpu(|gpu| {
+            let base = if args.common.quick { copy::CopyOptions::quick() } else { copy::CopyOptions::default() };
+            let opts = copy::CopyOptions {
+                min_bytes: args.min_size.unwrap_or(base.min_bytes),
+                max_bytes: args.max_size.unwrap_or(base.max_bytes),
+                settings: args.common.settings(base.settings),
+                out_dir: args.common.out.clone(),
+                ..base
+            };
+            copy::run(gpu, &opts).map(|_| ())
+        }),
+        Command::Sass { arch } => sass(arch),
+    }
+}
+
+/// Opens the first GPU and runs `f` on it; "no device" is one line on
+/// stderr and exit code 2, any other error its message and exit code 1.
+fn with_gpu(f: impl FnOnce(&Gpu) -> Result<(), BenchError>) -> ExitCode {
+    let result = Gpu::new().map_err(BenchError::from).and_then(|gpu| f(&gpu));
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.is_no_device() => {
+            eprintln!("no CUDA device: {}", e.no_device_reason().unwrap_or_default());
+            ExitCode::from(EXIT_UNAVAILABLE)
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn list_suites(long: bool) {
+    if !long {
+        for s in bench::SUITES {
+            println!("{}", s.name);
+        }
+        return;
+    }
+    let mut t = Table::new(["suite", "measures"]);
+    for s in bench::SUITES {
+        t.row([s.name, s.about]);
+    }
+    t.align(1, Align::Left);
+    println!("{t}");
+}
+
+fn info(gpu: &Gpu) -> Result<(), BenchError> {
+    let i = gpu.info();
+    let l = &i.limits;
+    let (free, total) = gpu.memory_info()?;
+    println!("{i}");
+    println!();
+    let archs: Vec<String> = coalesce::ptx::archs().iter().map(|a| format!("sm_{a}")).collect();
+    let mut t = Table::new(["property", "value"]);
+    t.row(["memory free / total".to_string(), format!("{} / {}", human_bytes(free as u64), human_bytes(total as u64))]);
+    t.row([
+        "memory bus".to_string(),
+        format!("{} bits at {} MHz (double data rate)", i.memory_bus_bits, i.memory_clock_khz / 1000),
+    ]);
+    t.row([
+        "theoretical DRAM bandwidth".to_string(),
+        format!("{:.1} GB/s (1 GB = 1e9 bytes)", i.theoretical_dram_gbps()),
+    ]);
+    t.row(["L2 cache".to_string(), human_bytes(u64::from(i.l2_bytes))]);
+    t.row(["constant memory".to_string(), human_bytes(u64::from(i.constant_bytes))]);
+    t.row(["PTX loaded".to_string(), format!("sm_{}", gpu.ptx_arch())]);
+    t.row(["PTX embedded".to_string(), archs.join(", ")]);
+    t.row(["threads per block".to_string(), l.max_threads_per_block.to_string()]);
+    t.row(["block dims (x, y, z)".to_string(), dims(l.max_block_dim)]);
+    t.row(["grid dims (x, y, z)".to_string(), dims(l.max_grid_dim)]);
+    t.row(["shared memory per block".to_string(), human_bytes(u64::from(l.max_shared_per_block))]);
+    t.row(["shared memory per block (opt-in)".to_string(), human_bytes(u64::from(l.max_shared_per_block_optin))]);
+    t.row(["shared memory per SM".to_string(), human_bytes(u64::from(l.shared_per_sm))]);
+    t.row(["shared memory reserved per block".to_string(), human_bytes(u64::from(l.reserved_shared_per_block))]);
+    t.row(["registers per block".to_string(), l.registers_per_block.to_string()]);
+    t.row(["registers per SM".to_string(), l.registers_per_sm.to_string()]);
+    t.row(["warp size".to_string(), l.warp_size.to_string()]);
+    t.row(["threads per SM".to_string(), l.max_threads_per_sm.to_string()]);
+    t.row(["blocks per SM".to_string(), l.max_blocks_per_sm.to_string()]);
+    t.align(1, Align::Left);
+    println!("{t}");
+    println!();
+
+    let mut k = Table::new(["copy kernel", "registers", "blocks/SM", "max blocks"]);
+    for name in ["copy_scalar", "copy_vec2", "copy_vec4", "copy_bytes"] {
+        let limits = gpu.kernel_limits(name)?;
+        k.row([
+            name.to_string(),
+            limits.registers_per_thread.to_string(),
+            gpu.max_active_blocks_per_sm(name, THREADS, 0)?.to_string(),
+            gpu.max_resident_blocks(name, THREADS)?.to_string(),
+        ]);
+    }
+    println!("{k}");
+    println!("(at {THREADS} threads per block; max blocks = SMs x blocks/SM, the copy kernels' grid cap)");
+    Ok(())
+}
+
+fn dims(d: [u32; 3]) -> String {
+    format!("{} x {} x {}", d[0], d[1], d[2])
+}
+
+fn sass(arch: u32) -> ExitCode {
+    let Some(tools) = Tools::find() else {
+        eprintln!(
+            "SASS tools not found: ptxas and cuobjdump are needed (looked in ${}, .tools/sass/bin, \
+             /usr/local/cuda/bin and PATH; scripts/setup-build-machine.sh installs them)",
+            coalesce::inspect::TOOLS_ENV
+        );
+        return ExitCode::from(EXIT_UNAVAILABLE);
+    };
+    let Some(ptx) = coalesce::ptx::text(arch) else {
+        let archs: Vec<String> = coalesce::ptx::archs().iter().map(|a| a.to_string()).collect();
+        eprintln!("error: no PTX embedded for sm_{arch}; this build embeds {} (--arch)", archs.join(", "));
+        return ExitCode::FAILURE;
+    };
+    let compiled = match tools.compile(ptx, arch) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let ptxas = tools.ptxas.canonicalize().unwrap_or_else(|_| tools.ptxas.clone());
+    match tools.ptxas_version() {
+        Ok(v) => println!("sm_{arch} PTX assembled by {} ({v})", ptxas.display()),
+        Err(_) => println!("sm_{arch} PTX assembled by {}", ptxas.display()),
+    }
+    println!();
+    println!("{}", compiled.resource_table());
+    println!();
+    let mut t = Table::new(["kernel", "global loads (bits)", "global stores (bits)"]);
+    for name in compiled.sass.keys() {
+        let widths = compiled.global_widths(name);
+        let list = |dir: Access| {
+            let w: Vec<String> = widths.iter().filter(|(a, _)| *a == dir).map(|(_, b)| b.to_string()).collect();
+            if w.is_empty() { "-".to_string() } else { w.join(", ") }
+        };
+        t.row([name.clone(), list(Access::Load), list(Access::Store)]);
+    }
+    println!("{t}");
+    ExitCode::SUCCESS
+}

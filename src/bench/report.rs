@@ -1,0 +1,423 @@
+//! How benchmark results are shown: plain-text tables for the terminal,
+//! pretty JSON records, SVG plots of bandwidth against size, and byte sizes
+//! written and read the way people write them ("4 KiB", "256MiB").
+//!
+//! Sizes use binary units (1 KiB = 1024 bytes); bandwidths use decimal ones
+//! (1 GB = 1e9 bytes), as the rest of the benchmarks do.
+
+use std::fmt;
+use std::path::Path;
+
+use plotters::prelude::*;
+use serde::Serialize;
+
+use super::{BenchError, BenchResult};
+
+/// A plain-text table: a header row and data rows of strings. By default
+/// the first column is left-aligned (labels) and the others right-aligned
+/// (numbers); [`Table::align`] changes a column.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Table {
+    headers: Vec<String>,
+    rows: Vec<Vec<String>>,
+    left: Vec<usize>,
+}
+
+/// How a table column's cells are padded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Align {
+    /// Text starts at the column's left edge.
+    Left,
+    /// Text ends at the column's right edge.
+    Right,
+}
+
+impl Table {
+    /// A table with these column headers and no rows.
+    pub fn new<I, S>(headers: I) -> Table
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Table { headers: headers.into_iter().map(Into::into).collect(), rows: Vec::new(), left: vec![0] }
+    }
+
+    /// Sets the alignment of column `column` (0-based).
+    pub fn align(&mut self, column: usize, align: Align) -> &mut Table {
+        self.left.retain(|&c| c != column);
+        if align == Align::Left {
+            self.left.push(column);
+        }
+        self
+    }
+
+    /// Appends a row. Missing cells render empty; extra cells add columns.
+    pub fn row<I, S>(&mut self, cells: I) -> &mut Table
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.rows.push(cells.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Number of data rows.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// True when the table has no data rows.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// The table as text: header, a rule of dashes, the rows; columns
+    /// separated by two spaces, no trailing spaces, no final newline.
+    pub fn render(&self) -> String {
+        let ncols = self.rows.iter().map(Vec::len).chain([self.headers.len()]).max().unwrap_or(0);
+        let cell = |row: &[String], c: usize| row.get(c).map_or("", String::as_str).to_string();
+        let mut widths = vec![0usize; ncols];
+        for row in std::iter::once(&self.headers).chain(&self.rows) {
+            for (c, w) in widths.iter_mut().enumerate() {
+                *w = (*w).max(cell(row, c).chars().count());
+            }
+        }
+        let line = |row: &[String]| {
+            let cells: Vec<String> = (0..ncols)
+                .map(|c| {
+                    let text = cell(row, c);
+                    let pad = " ".repeat(widths[c] - text.chars().count());
+                    if self.left.contains(&c) { format!("{text}{pad}") } else { format!("{pad}{text}") }
+                })
+                .collect();
+            cells.join("  ").trim_end().to_string()
+        };
+        let rule: Vec<String> = widths.iter().map(|&w| "-".repeat(w)).collect();
+        let mut out = vec![line(&self.headers), rule.join("  ")];
+        out.extend(self.rows.iter().map(|r| line(r)));
+        out.join("\n")
+    }
+}
+
+impl fmt::Display for Table {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.render())
+    }
+}
+
+fn create_parent(path: &Path) -> BenchResult<()> {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => {
+            std::fs::create_dir_all(dir).map_err(|source| BenchError::Output { path: dir.to_path_buf(), source })
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Writes `value` as pretty-printed JSON to `path`, creating its parent
+/// directories.
+pub fn write_json(path: impl AsRef<Path>, value: &impl Serialize) -> BenchResult<()> {
+    let path = path.as_ref();
+    create_parent(path)?;
+    let mut text = serde_json::to_string_pretty(value)
+        .map_err(|e| BenchError::Output { path: path.to_path_buf(), source: e.into() })?;
+    text.push('\n');
+    std::fs::write(path, text).map_err(|source| BenchError::Output { path: path.to_path_buf(), source })
+}
+
+/// One line of a plot: `(x, y)` points, x a size in bytes.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Series {
+    /// Legend entry.
+    pub name: String,
+    /// The points, in any order (drawn sorted by x). Points with x ≤ 0 or a
+    /// non-finite coordinate are left out.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// Line colours, distinguishable with the common colour-vision
+/// deficiencies (Okabe–Ito).
+const COLORS: [RGBColor; 8] = [
+    RGBColor(0, 114, 178),
+    RGBColor(213, 94, 0),
+    RGBColor(0, 158, 115),
+    RGBColor(0, 0, 0),
+    RGBColor(204, 121, 167),
+    RGBColor(230, 159, 0),
+    RGBColor(86, 180, 233),
+    RGBColor(240, 228, 66),
+];
+
+/// Most x-axis labels drawn; powers of two are thinned to stay below.
+const MAX_X_LABELS: usize = 14;
+
+/// Plots `series` against a base-2 logarithmic x axis of sizes in bytes
+/// (ticks labelled "4K", "1M", "1G") and a linear y axis from 0, one
+/// coloured line with point markers per series, and a legend, into an SVG
+/// file at `path` (parent directories are created).
+///
+/// Lines of `title` after the first are drawn smaller, as subtitles. The
+/// SVG holds `<text>` elements rendered by the viewer: no font is needed to
+/// write it.
+pub fn plot_svg(
+    path: impl AsRef<Path>,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    series: &[Series],
+) -> BenchResult<()> {
+    let path = path.as_ref();
+    create_parent(path)?;
+    let err = |e: String| BenchError::Output { path: path.to_path_buf(), source: std::io::Error::other(e) };
+    draw_plot(path, title, x_label, y_label, series).map_err(err)
+}
+
+fn draw_plot(path: &Path, title: &str, x_label: &str, y_label: &str, series: &[Series]) -> Result<(), String> {
+    let s = |e: &dyn fmt::Display| e.to_string();
+    // Axis limits are found in log2 space, ticks are whole powers of two.
+    let lines: Vec<(&str, Vec<(f64, f64)>)> = series
+        .iter()
+        .map(|se| {
+            let mut pts: Vec<(f64, f64)> =
+                se.points.iter().filter(|(x, y)| *x > 0.0 && x.is_finite() && y.is_finite()).copied().collect();
+            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            (se.name.as_str(), pts)
+        })
+        .collect();
+    let all = || lines.iter().flat_map(|(_, p)| p.iter().copied());
+    let (mut x0, mut x1) =
+        all().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), (x, _)| (lo.min(x.log2()), hi.max(x.log2())));
+    if !x0.is_finite() {
+        (x0, x1) = (10.0, 30.0);
+    }
+    let (mut x0, mut x1) = (x0.floor(), x1.ceil());
+    if x1 - x0 < 1.0 {
+        x0 -= 1.0;
+        x1 += 1.0;
+    }
+    let y_max = all().map(|(_, y)| y).fold(0.0f64, f64::max);
+    let y_top = if y_max > 0.0 { y_max * 1.1 } else { 1.0 };
+
+    let exps: Vec<i64> = ((x0 as i64)..=(x1 as i64)).collect();
+    let step = exps.len().div_ceil(MAX_X_LABELS).max(1);
+    let ticks: Vec<f64> =
+        exps.iter().filter(|e| (**e - exps[0]) % step as i64 == 0).map(|&e| (e as f64).exp2()).collect();
+
+    let root = SVGBackend::new(path, (1100, 650)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| s(&e))?;
+    let mut lines_of_title = title.lines();
+    let mut area = root.margin(10, 10, 10, 20);
+    if let Some(first) = lines_of_title.next() {
+        area = area.titled(first, ("sans-serif", 24)).map_err(|e| s(&e))?;
+    }
+    for sub in lines_of_title {
+        area = area.titled(sub, ("sans-serif", 15).into_font().color(&RGBColor(80, 80, 80))).map_err(|e| s(&e))?;
+    }
+
+    let mut chart = ChartBuilder::on(&area)
+        .margin(8)
+        .x_label_area_size(50)
+        .y_label_area_size(70)
+        .build_cartesian_2d((x0.exp2()..x1.exp2()).log_scale().base(2.0).with_key_points(ticks), 0.0..y_top)
+        .map_err(|e| s(&e))?;
+    let x_fmt = |x: &f64| axis_size(x.round() as u64);
+    chart
+        .configure_mesh()
+        .x_desc(x_label)
+        .y_desc(y_label)
+        .x_label_formatter(&x_fmt)
+        .y_label_formatter(&|y: &f64| format!("{y:.0}"))
+        .light_line_style(RGBColor(235, 235, 235))
+        .y_max_light_lines(1)
+        .label_style(("sans-serif", 14))
+        .axis_desc_style(("sans-serif", 16))
+        .draw()
+        .map_err(|e| s(&e))?;
+
+    for (i, (name, pts)) in lines.iter().enumerate() {
+        let color = COLORS[i % COLORS.len()];
+        chart
+            .draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))
+            .map_err(|e| s(&e))?
+            .label(*name)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], color.stroke_width(2)));
+        chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled()))).map_err(|e| s(&e))?;
+    }
+    if !lines.is_empty() {
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::LowerRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(RGBColor(160, 160, 160))
+            .label_font(("sans-serif", 14))
+            .draw()
+            .map_err(|e| s(&e))?;
+    }
+    root.present().map_err(|e| s(&e))
+}
+
+const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+
+/// A byte count in binary units: "512 B", "4 KiB", "256 MiB", "2 GiB";
+/// one decimal where the count is not a whole number of the unit
+/// ("1.5 KiB").
+pub fn human_bytes(bytes: u64) -> String {
+    let mut unit = 0;
+    while unit + 1 < UNITS.len() && bytes >= 1u64 << (10 * (unit + 1)) {
+        unit += 1;
+    }
+    let scale = 1u64 << (10 * unit);
+    if bytes.is_multiple_of(scale) {
+        format!("{} {}", bytes / scale, UNITS[unit])
+    } else {
+        format!("{:.1} {}", bytes as f64 / scale as f64, UNITS[unit])
+    }
+}
+
+/// A compact axis label for a size: "512", "4K", "1M", "1G" (falls back to
+/// [`human_bytes`] for sizes that are not whole units).
+pub fn axis_size(bytes: u64) -> String {
+    let full = human_bytes(bytes);
+    match full.split_once(' ') {
+        Some((n, "B")) if !n.contains('.') => n.to_string(),
+        Some((n, unit)) if !n.contains('.') => format!("{n}{}", &unit[..1]),
+        _ => full,
+    }
+}
+
+/// Parses a byte size: a whole number, optionally followed by a binary
+/// unit `K`/`KiB`, `M`/`MiB`, `G`/`GiB`, `T`/`TiB` (any case, optional
+/// space) or `B`. Decimal units (`KB`, `MB`, `GB`) are refused as
+/// ambiguous.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (digits, unit) = (&t[..split], t[split..].trim());
+    if digits.is_empty() {
+        return Err(format!("`{text}` is not a size (examples: 4096, 4KiB, 256MiB, 2GiB)"));
+    }
+    let n: u64 = digits.parse().map_err(|_| format!("`{text}`: number too large"))?;
+    let shift = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kib" => 10,
+        "m" | "mib" => 20,
+        "g" | "gib" => 30,
+        "t" | "tib" => 40,
+        "kb" | "mb" | "gb" | "tb" => {
+            return Err(format!(
+                "`{text}`: decimal units are ambiguous here; write binary units (KiB, MiB, GiB) or bytes"
+            ));
+        }
+        _ => return Err(format!("`{text}`: unknown unit `{unit}` (use B, KiB, MiB, GiB, TiB)")),
+    };
+    n.checked_mul(1u64 << shift).ok_or_else(|| format!("`{text}` does not fit in 64 bits"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn human_sizes() {
+        assert_eq!(human_bytes(0), "0 B");
+        assert_eq!(human_bytes(512), "512 B");
+        assert_eq!(human_bytes(1023), "1023 B");
+        assert_eq!(human_bytes(4096), "4 KiB");
+        assert_eq!(human_bytes(1536), "1.5 KiB");
+        assert_eq!(human_bytes(256 << 20), "256 MiB");
+        assert_eq!(human_bytes(2 << 30), "2 GiB");
+        assert_eq!(human_bytes(3 << 40), "3 TiB");
+        assert_eq!(human_bytes(u64::MAX), "16.0 EiB");
+    }
+
+    #[test]
+    fn axis_labels() {
+        assert_eq!(axis_size(512), "512");
+        assert_eq!(axis_size(4096), "4K");
+        assert_eq!(axis_size(1 << 20), "1M");
+        assert_eq!(axis_size(1 << 30), "1G");
+        assert_eq!(axis_size(1536), "1.5 KiB");
+    }
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert_eq!(parse_size("4KiB"), Ok(4096));
+        assert_eq!(parse_size("4 kib"), Ok(4096));
+        assert_eq!(parse_size("4K"), Ok(4096));
+        assert_eq!(parse_size("256MiB"), Ok(256 << 20));
+        assert_eq!(parse_size("2GiB"), Ok(2 << 30));
+        assert_eq!(parse_size("2g"), Ok(2 << 30));
+        assert_eq!(parse_size("64B"), Ok(64));
+        assert!(parse_size("4KB").unwrap_err().contains("ambiguous"));
+        assert!(parse_size("MiB").is_err());
+        assert!(parse_size("").is_err());
+        assert!(parse_size("1.5GiB").is_err());
+        assert!(parse_size("4 parsecs").is_err());
+        assert!(parse_size("99999999999TiB").is_err());
+    }
+
+    #[test]
+    fn table_alignment() {
+        let mut t = Table::new(["size", "GB/s", "note"]);
+        t.row(["4 KiB", "12.5", "yes"]).row(["256 MiB", "3012.0"]);
+        assert_eq!(t.len(), 2);
+        let want = "size       GB/s  note\n-------  ------  ----\n4 KiB      12.5   yes\n256 MiB  3012.0";
+        assert_eq!(t.render(), want);
+        assert_eq!(t.to_string(), want);
+        assert_eq!(Table::new(["a"]).render(), "a\n-");
+        let mut kv = Table::new(["key", "value"]);
+        kv.align(1, Align::Left).row(["threads", "1024"]).row(["L2", "50 MiB"]);
+        assert_eq!(kv.render(), "key      value\n-------  ------\nthreads  1024\nL2       50 MiB");
+        kv.align(0, Align::Right);
+        assert!(kv.render().starts_with("    key  value"));
+    }
+
+    fn temp_dir(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("coalesce-report-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
+    #[test]
+    fn svg_plot_renders_without_fonts() {
+        let dir = temp_dir("svg");
+        let path = dir.join("nested/plot.svg");
+        let sizes: Vec<f64> = (12..=31).map(|e| f64::from(1u32 << e.min(31))).collect();
+        let series = vec![
+            Series { name: "vec4".into(), points: sizes.iter().map(|&x| (x, x.log2() * 100.0)).collect() },
+            Series { name: "cuMemcpyDtoD".into(), points: sizes.iter().map(|&x| (x, x.log2() * 90.0)).collect() },
+            Series { name: "empty".into(), points: vec![(0.0, 1.0), (f64::NAN, 2.0)] },
+        ];
+        plot_svg(&path, "copy on a test device\nsizes up to 128 KiB are L2-resident", "size", "GB/s", &series).unwrap();
+        let svg = std::fs::read_to_string(&path).unwrap();
+        assert!(svg.starts_with("<svg"), "{}", &svg[..80.min(svg.len())]);
+        for text in ["copy on a test device", "L2-resident", "vec4", "cuMemcpyDtoD", "4K", "1M", "1G", "GB/s"] {
+            assert!(svg.contains(text), "missing {text}");
+        }
+        assert!(svg.contains("<text") && svg.contains("<polyline"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn svg_plot_of_nothing_or_one_point() {
+        let dir = temp_dir("svg-degenerate");
+        plot_svg(dir.join("none.svg"), "nothing", "x", "y", &[]).unwrap();
+        let one = [Series { name: "one".into(), points: vec![(4096.0, 0.0)] }];
+        plot_svg(dir.join("one.svg"), "one", "x", "y", &one).unwrap();
+        assert!(std::fs::read_to_string(dir.join("one.svg")).unwrap().contains("one"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn json_is_pretty_and_dirs_are_created() {
+        let dir = temp_dir("json");
+        let path = dir.join("a/b/out.json");
+        write_json(&path, &Series { name: "s".into(), points: vec![(1.0, 2.0)] }).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("\n  \"name\": \"s\""), "{text}");
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["points"][0][1], 2.0);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
