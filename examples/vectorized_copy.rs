@@ -81,10 +81,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let base = *scalar_ms.get_or_insert(ms);
         let name = v.map_or("driver", CopyVariant::name);
         let speedup = base / ms;
-        println!(
-            "{name:<8} {kernel:<12} {ms:>10.3} {:>10.0} {speedup:>9.2}x",
-            gbps(2.0 * (n * 4) as f64, ms)
-        );
+        println!("{name:<8} {kernel:<12} {ms:>10.3} {:>10.0} {speedup:>9.2}x", gbps(2.0 * (n * 4) as f64, ms));
     }
 
     println!("\nthe lesson's d_in + 1, with vec4 requested:");

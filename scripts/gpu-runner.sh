@@ -10,7 +10,9 @@
 #   --bench-quick  the same with --quick
 #   --sanitize     also compute-sanitizer memcheck, racecheck, synccheck and
 #                  initcheck over the test binaries (sticky_error, which
-#                  faults on purpose, and sass, which uses no GPU, excluded)
+#                  faults on purpose, and sass, which uses no GPU, excluded),
+#                  $SANITIZE_JOBS at a time (default 8), each limited to
+#                  $SANITIZE_TIMEOUT seconds (default 480)
 #
 # Writes logs, JSON and plots under OUT_DIR and OUT_DIR/summary.txt; exits
 # non-zero if anything failed.
@@ -42,20 +44,24 @@ record() { # status name seconds detail
   [ "$1" = PASS ] || failed=1
 }
 
-run_logged() { # name log cmd...
-  local name=$1 log=$2; shift 2
-  local t0=$SECONDS rc
-  "$@" >"$log" 2>&1
-  rc=$?
-  local dt=$((SECONDS - t0)) detail
+verdict() { # name log rc seconds
+  local name=$1 log=$2 rc=$3 dt=$4 detail
   detail=$(grep -E '^test result:|ERROR SUMMARY|goal ' "$log" | tail -n 3 | tr '\n' ' ')
-  if [ $rc -ne 0 ]; then
+  if [ "$rc" -ne 0 ]; then
     record FAIL "$name" "$dt" "exit $rc $detail"
   elif grep -q 'skipped: no CUDA device' "$log"; then
     record FAIL "$name" "$dt" "a test skipped for lack of a device"
   else
     record PASS "$name" "$dt" "$detail"
   fi
+}
+
+run_logged() { # name log cmd...
+  local name=$1 log=$2; shift 2
+  local t0=$SECONDS rc
+  "$@" >"$log" 2>&1
+  rc=$?
+  verdict "$name" "$log" "$rc" $((SECONDS - t0))
 }
 
 {
@@ -81,26 +87,43 @@ if [ -n "$examples" ]; then
   done
 fi
 
-if [ -n "$sanitize" ]; then
-  if ! command -v compute-sanitizer >/dev/null; then
-    record FAIL "compute-sanitizer" 0 "not found"
-  else
-    for tool in memcheck racecheck synccheck initcheck; do
-      for t in "$here"/tests/*; do
-        n=$(basename "$t")
-        case "$n" in sticky_error|sass|lib-*) continue ;; esac
-        run_logged "$tool $n" "$out/sanitizer/$tool-$n.log" \
-          compute-sanitizer --tool "$tool" --error-exitcode 1 "$t" --test-threads=4
-      done
-    done
-  fi
-fi
-
 if [ -n "$bench" ]; then
   flag=; [ "$bench" = quick ] && flag=--quick
   for suite in $("$here/bin/coalesce" bench list 2>/dev/null); do
     run_logged "bench $suite" "$out/bench/$suite.log" "$here/bin/coalesce" bench "$suite" $flag --out "$out/bench"
   done
+  # The copy lesson once more with the lesson's own launch (256 threads, one wave).
+  mkdir -p "$out/bench/lesson-launch"
+  run_logged "bench copy --lesson-launch" "$out/bench/copy-lesson-launch.log" \
+    "$here/bin/coalesce" bench copy --lesson-launch $flag --out "$out/bench/lesson-launch"
+fi
+
+if [ -n "$sanitize" ]; then
+  if ! command -v compute-sanitizer >/dev/null; then
+    record FAIL "compute-sanitizer" 0 "not found"
+  else
+    jobs=() # "tool bin"
+    for tool in memcheck racecheck synccheck initcheck; do
+      for t in "$here"/tests/*; do
+        n=$(basename "$t")
+        case "$n" in sticky_error|sass|lib-*|bin-*) continue ;; esac
+        jobs+=("$tool $n")
+      done
+    done
+    # Each job records its exit status and duration next to its log.
+    printf '%s\n' "${jobs[@]}" | xargs -P "${SANITIZE_JOBS:-8}" -L 1 bash -c '
+      tool=$0 n=$1 log="'"$out"'/sanitizer/$0-$1.log" t0=$SECONDS
+      timeout "${SANITIZE_TIMEOUT:-480}" compute-sanitizer --tool "$tool" --error-exitcode 1 \
+        "'"$here"'/tests/$n" --test-threads=4 >"$log" 2>&1
+      echo "$? $((SECONDS - t0))" >"$log.status"'
+    for j in "${jobs[@]}"; do
+      set -- $j
+      log="$out/sanitizer/$1-$2.log"
+      read -r rc dt <"$log.status" || { rc=1; dt=0; }
+      rm -f "$log.status"
+      verdict "$1 $2" "$log" "$rc" "$dt"
+    done
+  fi
 fi
 
 echo

@@ -17,7 +17,6 @@ use coalesce::Gpu;
 use coalesce::bench::report::{Align, Table, human_bytes, parse_size};
 use coalesce::bench::{self, BenchError, copy, harness};
 use coalesce::inspect::{Access, Tools};
-use coalesce::kernels::copy::THREADS;
 
 /// Exit code when the machine lacks what the command needs (a CUDA
 /// device, the SASS tools).
@@ -93,6 +92,10 @@ struct CopyArgs {
     /// Largest copy size [default: 2GiB, 64MiB with --quick].
     #[arg(long, value_parser = parse_size)]
     max_size: Option<u64>,
+    /// Launch the kernels as the lesson does (256 threads, grid capped at
+    /// one wave) instead of the tuned policy (512 threads, 8 waves).
+    #[arg(long)]
+    lesson_launch: bool,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -112,6 +115,7 @@ fn main() -> ExitCode {
                 max_bytes: args.max_size.unwrap_or(base.max_bytes),
                 settings: args.common.settings(base.settings),
                 out_dir: args.common.out.clone(),
+                policy: if args.lesson_launch { coalesce::CopyPolicy::LESSON } else { coalesce::CopyPolicy::TUNED },
                 ..base
             };
             copy::run(gpu, &opts).map(|_| ())
@@ -189,18 +193,22 @@ fn info(gpu: &Gpu) -> Result<(), BenchError> {
     println!("{t}");
     println!();
 
+    let threads = coalesce::CopyPolicy::TUNED.threads;
     let mut k = Table::new(["copy kernel", "registers", "blocks/SM", "max blocks"]);
     for name in ["copy_scalar", "copy_vec2", "copy_vec4", "copy_bytes"] {
         let limits = gpu.kernel_limits(name)?;
         k.row([
             name.to_string(),
             limits.registers_per_thread.to_string(),
-            gpu.max_active_blocks_per_sm(name, THREADS, 0)?.to_string(),
-            gpu.max_resident_blocks(name, THREADS)?.to_string(),
+            gpu.max_active_blocks_per_sm(name, threads, 0)?.to_string(),
+            gpu.max_resident_blocks(name, threads)?.to_string(),
         ]);
     }
     println!("{k}");
-    println!("(at {THREADS} threads per block; max blocks = SMs x blocks/SM, the copy kernels' grid cap)");
+    println!(
+        "(at {threads} threads per block, the tuned copy policy; max blocks = SMs x blocks/SM; the grid cap is {} waves of it)",
+        coalesce::CopyPolicy::TUNED.waves
+    );
     Ok(())
 }
 

@@ -75,3 +75,25 @@ fn unknown_kernel_is_named() {
     let e = unsafe { gpu.launch("no_such_kernel", &cfg, &[]) }.unwrap_err();
     assert!(matches!(e, Error::UnknownKernel("no_such_kernel")), "{e}");
 }
+
+#[test]
+fn wrong_kernel_arguments_are_refused_before_the_driver() {
+    let gpu = gpu_or_skip!();
+    let buf = gpu.alloc_zeroed::<u32>(8).unwrap();
+    let cfg = coalesce::LaunchConfig::new(1, 32);
+    let (p, n) = (buf.device_ptr(), 8usize);
+    // SAFETY: refused by the argument check, nothing runs.
+    let e = unsafe { gpu.launch("copy_scalar", &cfg, &[&p, &p]) }.unwrap_err();
+    match &e {
+        Error::KernelArgs { kernel: "copy_scalar", expected, got } => {
+            assert_eq!((expected.as_slice(), got.as_slice()), (&[8, 8, 8][..], &[8, 8][..]))
+        }
+        e => panic!("expected KernelArgs, got {e}"),
+    }
+    // SAFETY: refused by the argument check, nothing runs.
+    let e = unsafe { gpu.launch("copy_scalar", &cfg, &[&p, &p, &n, &n]) }.unwrap_err();
+    assert!(matches!(e, Error::KernelArgs { .. }), "{e}");
+    // SAFETY: refused by the argument check, nothing runs.
+    let e = unsafe { gpu.launch("copy_scalar", &cfg, &[&p, &p, &8u32]) }.unwrap_err();
+    assert!(e.to_string().contains("[8, 8, 4]"), "{e}");
+}

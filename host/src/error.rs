@@ -72,7 +72,7 @@ pub enum Error {
         /// Device compute capability, minor part.
         minor: u32,
         /// The driver's error.
-        source: DriverError,
+        source: Box<DriverError>,
         /// The JIT compiler's error log (empty if it wrote none).
         log: String,
     },
@@ -103,9 +103,21 @@ pub enum Error {
         /// Its configuration.
         config: LaunchConfig,
         /// The driver's error.
-        source: DriverError,
+        source: Box<DriverError>,
         /// Advice for sticky errors.
         hint: &'static str,
+    },
+
+    /// The arguments of a launch do not match the kernel's parameters (count
+    /// or byte sizes, read from the PTX); nothing was launched.
+    #[error("kernel `{kernel}` takes {} parameters of {expected:?} bytes; the launch passed {} of {got:?}", expected.len(), got.len())]
+    KernelArgs {
+        /// Kernel name.
+        kernel: &'static str,
+        /// Byte size of each parameter.
+        expected: Vec<usize>,
+        /// Byte size of each argument given.
+        got: Vec<usize>,
     },
 
     /// A kernel with this name is not in the loaded module.

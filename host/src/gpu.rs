@@ -54,6 +54,8 @@ pub(crate) struct Inner {
     arch: u32,
     sync_launches: AtomicBool,
     kernels: Mutex<HashMap<&'static str, KernelInfo>>,
+    occupancy: Mutex<HashMap<(&'static str, u32, usize), u32>>,
+    params: HashMap<String, Vec<usize>>,
     raw_ctx: CUcontext,
     ctx: Context,
 }
@@ -110,6 +112,8 @@ impl Gpu {
                 arch,
                 sync_launches: AtomicBool::new(sync),
                 kernels: Mutex::new(HashMap::new()),
+                occupancy: Mutex::new(HashMap::new()),
+                params: ptx::entry_params(text).into_iter().collect(),
                 raw_ctx: ctx.as_raw(),
                 ctx,
             }),
@@ -172,7 +176,10 @@ impl Gpu {
         }
         self.bind()?;
         let cname = CString::new(name).map_err(|_| Error::UnknownKernel(name))?;
-        let func = driver::module_function(&self.inner.module, &cname).map_err(|_| Error::UnknownKernel(name))?;
+        let func = driver::module_function(&self.inner.module, &cname).map_err(|e| match e.code {
+            500 => Error::UnknownKernel(name),
+            _ => e.into(),
+        })?;
         let a = |attr| driver::function_attribute(func, attr).map(|v| v.max(0) as u32);
         let static_shared = a(driver::func_attr::SHARED_SIZE_BYTES)?;
         let info = KernelInfo {
@@ -192,10 +199,17 @@ impl Gpu {
     /// The driver's answer: resident blocks per SM for kernel `name` at
     /// `threads` per block and `dynamic_shared` bytes of dynamic shared
     /// memory (`cuOccupancyMaxActiveBlocksPerMultiprocessor`).
+    /// Answers are cached per (kernel, threads, dynamic shared memory).
     pub fn max_active_blocks_per_sm(&self, name: &'static str, threads: u32, dynamic_shared: usize) -> Result<u32> {
+        let key = (name, threads, dynamic_shared);
+        if let Some(&n) = self.inner.occupancy.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
+            return Ok(n);
+        }
         let func = self.kernel_info(name)?.func;
         self.bind()?;
-        Ok(driver::occupancy_blocks_per_sm(func, threads, dynamic_shared)?)
+        let n = driver::occupancy_blocks_per_sm(func, threads, dynamic_shared)?;
+        self.inner.occupancy.lock().unwrap_or_else(|p| p.into_inner()).insert(key, n);
+        Ok(n)
     }
 
     /// The grid size that fills the device once for kernel `name` at
@@ -209,12 +223,24 @@ impl Gpu {
     /// Launches kernel `name` of the loaded module on this handle's stream
     /// after validating `cfg` against the device and the kernel.
     ///
+    /// The number and byte sizes of `args` are checked against the kernel's
+    /// parameters (read from its PTX) and a mismatch is
+    /// [`Error::KernelArgs`]; types of equal size cannot be told apart.
+    ///
     /// # Safety
-    /// `args` must match the kernel's parameters in number, order and type,
-    /// and every pointer among them must satisfy the kernel's documented
+    /// `args` must match the kernel's parameters in order and type, and
+    /// every pointer among them must satisfy the kernel's documented
     /// contract (valid, large enough, aligned, not aliased where it writes).
     pub unsafe fn launch(&self, name: &'static str, cfg: &LaunchConfig, args: &[&dyn KernelArg]) -> Result<()> {
         let info = self.kernel_info(name)?;
+        let expected = self.inner.params.get(name).ok_or(Error::UnknownKernel(name))?;
+        if args.len() != expected.len() || args.iter().zip(expected).any(|(a, &e)| a.arg_size() != e) {
+            return Err(Error::KernelArgs {
+                kernel: name,
+                expected: expected.clone(),
+                got: args.iter().map(|a| a.arg_size()).collect(),
+            });
+        }
         cfg.validate(&self.inner.info.limits, &info.limits).map_err(|v| Error::InvalidLaunch {
             kernel: name,
             config: *cfg,
@@ -233,7 +259,8 @@ impl Gpu {
             }
         }
         let mut raw: Vec<*mut std::ffi::c_void> = args.iter().map(|a| a.as_arg_ptr()).collect();
-        let kernel_error = |source| Error::Kernel { kernel: name, config: *cfg, hint: hint_for(&source), source };
+        let kernel_error =
+            |source| Error::Kernel { kernel: name, config: *cfg, hint: hint_for(&source), source: Box::new(source) };
         // SAFETY: the caller guarantees the arguments match the kernel; the
         // configuration was validated above; `raw` outlives the call.
         unsafe {
@@ -341,7 +368,7 @@ fn load_module(arch: u32, text: &'static str, info: &DeviceInfo) -> Result<drive
         arch,
         major: info.cc_major,
         minor: info.cc_minor,
-        source,
+        source: Box::new(source),
         log,
     })
 }

@@ -254,6 +254,12 @@ pub unsafe trait KernelArg {
     fn as_arg_ptr(&self) -> *mut c_void {
         (self as *const Self).cast_mut().cast()
     }
+
+    /// Size of the argument in bytes (checked against the kernel's
+    /// parameter before launch).
+    fn arg_size(&self) -> usize {
+        std::mem::size_of_val(self)
+    }
 }
 
 macro_rules! kernel_args {

@@ -30,7 +30,7 @@ mod memory;
 pub mod ptx;
 pub mod reference;
 
-pub use copy::{CopyPlan, CopyVariant, Width};
+pub use copy::{CopyPlan, CopyPolicy, CopyVariant, Width};
 pub use cust::memory::DeviceCopy;
 pub use device::{DeviceInfo, DeviceLimits};
 pub use error::{DriverError, Error, Result};

@@ -33,9 +33,88 @@ fn select_from(table: &[(u32, &'static str)], major: u32, minor: u32) -> Result<
     })
 }
 
+/// Every kernel entry point in `ptx` with the byte size of each parameter,
+/// in order (from `.visible .entry name( .param .u64 …, … )`).
+///
+/// The launcher checks arguments against this before calling the driver:
+/// `cuLaunchKernel` reads one pointer per parameter from the argument
+/// array, so a short array would make it read past the end of host memory.
+pub fn entry_params(ptx: &str) -> Vec<(String, Vec<usize>)> {
+    let mut out = Vec::new();
+    let mut rest = ptx;
+    while let Some(i) = rest.find(".entry ") {
+        rest = &rest[i + ".entry ".len()..];
+        let Some(open) = rest.find('(') else { break };
+        let name = rest[..open].trim().to_string();
+        let Some(close) = rest[open..].find(')') else { break };
+        let list = &rest[open + 1..open + close];
+        let sizes = list.split(',').map(str::trim).filter(|p| p.starts_with(".param")).map(param_size).collect();
+        out.push((name, sizes));
+        rest = &rest[open + close..];
+    }
+    out
+}
+
+/// Byte size of one `.param` declaration: a scalar type (`.u64`, `.f32`,
+/// …) or a byte array (`.align 8 .b8 name[16]`).
+fn param_size(decl: &str) -> usize {
+    if let (Some(l), Some(r)) = (decl.rfind('['), decl.rfind(']'))
+        && let Ok(n) = decl[l + 1..r].trim().parse::<usize>()
+    {
+        let elem = decl.split_whitespace().find_map(scalar_size).unwrap_or(1);
+        return n * elem;
+    }
+    decl.split_whitespace().find_map(scalar_size).unwrap_or(0)
+}
+
+fn scalar_size(token: &str) -> Option<usize> {
+    match token {
+        ".u8" | ".s8" | ".b8" => Some(1),
+        ".u16" | ".s16" | ".b16" | ".f16" => Some(2),
+        ".u32" | ".s32" | ".b32" | ".f32" => Some(4),
+        ".u64" | ".s64" | ".b64" | ".f64" => Some(8),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn entry_parameters_are_read_from_ptx() {
+        let ptx = "
+.visible .entry copy_bytes(
+	.param .u64 .ptr .align 1 copy_bytes_param_0,
+	.param .u64 .ptr .align 1 copy_bytes_param_1,
+	.param .u64 copy_bytes_param_2
+)
+{ ret; }
+.visible .entry mixed(
+	.param .u32 mixed_param_0,
+	.param .align 8 .b8 mixed_param_1[24],
+	.param .f32 mixed_param_2
+)
+{ ret; }
+.visible .entry none()
+{ ret; }
+";
+        assert_eq!(
+            entry_params(ptx),
+            vec![("copy_bytes".into(), vec![8, 8, 8]), ("mixed".into(), vec![4, 24, 4]), ("none".into(), vec![])]
+        );
+    }
+
+    #[test]
+    fn embedded_kernels_have_their_parameters() {
+        for sm in archs() {
+            let params = entry_params(text(sm).unwrap());
+            let find = |k: &str| params.iter().find(|(n, _)| n == k).map(|(_, p)| p.clone());
+            assert_eq!(find("copy_vec4"), Some(vec![8, 8, 8]), "sm_{sm}");
+            assert_eq!(find("probe_warp_sum"), Some(vec![8, 8, 8, 8]), "sm_{sm}");
+            assert_eq!(find("probe_index"), Some(vec![8]), "sm_{sm}");
+        }
+    }
 
     const TABLE: &[(u32, &str)] = &[(70, "a"), (90, "b")];
 

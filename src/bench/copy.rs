@@ -30,8 +30,7 @@ use serde::Serialize;
 use super::harness::{self, Settings, Stats};
 use super::report::{self, Series, Table, human_bytes};
 use super::{BenchError, BenchResult, SuiteInfo};
-use crate::kernels::copy::THREADS;
-use crate::{CopyPlan, CopyVariant, DeviceBuffer, Error, Gpu};
+use crate::{CopyPlan, CopyPolicy, CopyVariant, DeviceBuffer, Error, Gpu};
 
 /// This suite's entry in [`super::SUITES`].
 pub const SUITE: SuiteInfo = SuiteInfo {
@@ -72,6 +71,9 @@ pub struct CopyOptions {
     pub out_dir: PathBuf,
     /// Most device memory one size's pool may take (default 8 GiB).
     pub pool_cap_bytes: u64,
+    /// Launch policy of the kernel variants (default: the tuned one;
+    /// [`CopyPolicy::LESSON`] reproduces the lesson's launch).
+    pub policy: CopyPolicy,
 }
 
 impl Default for CopyOptions {
@@ -82,6 +84,7 @@ impl Default for CopyOptions {
             settings: Settings::default(),
             out_dir: PathBuf::from("bench-out"),
             pool_cap_bytes: 8 << 30,
+            policy: CopyPolicy::default(),
         }
     }
 }
@@ -196,16 +199,18 @@ pub struct LaunchInfo {
     pub access_bytes: usize,
     /// True when alignment forced a narrower access than requested.
     pub downgraded: bool,
-    /// Work units (vectors, or words for the scalar kernel).
-    pub units: usize,
+    /// Accesses of the body (vectors, or words for the scalar kernel).
+    pub accesses: usize,
     /// Grid (x, y, z).
     pub grid: [u32; 3],
     /// Block (x, y, z).
     pub block: [u32; 3],
     /// Dynamic shared memory, bytes.
     pub shared_mem_bytes: u32,
-    /// The grid cap: SMs × resident blocks per SM for this kernel.
+    /// The grid cap: waves × SMs × resident blocks per SM for this kernel.
     pub max_blocks: u32,
+    /// The policy's grid cap in waves.
+    pub waves: u32,
 }
 
 /// One method's result at one size.
@@ -577,12 +582,14 @@ fn measure_size(gpu: &Gpu, opts: &CopyOptions, size: u64, pool: Pool, bar: &Prog
         bar.set_message(format!("{human} {}", method.name()));
         let stats = harness::measure(gpu, &opts.settings, |i| {
             let k = i % pairs;
-            copy_once(gpu, &srcs[k], &mut dsts[k], method).map(|_| ())
+            copy_once(gpu, &srcs[k], &mut dsts[k], method, &opts.policy).map(|_| ())
         })?;
 
         // Verification on pair 0: poison, copy once, read both back.
         dsts[0].fill_bytes(POISON)?;
-        let launch = copy_once(gpu, &srcs[0], &mut dsts[0], method)?.map(|p| launch_info(gpu, &p)).transpose()?;
+        let launch = copy_once(gpu, &srcs[0], &mut dsts[0], method, &opts.policy)?
+            .map(|p| launch_info(gpu, &p, &opts.policy))
+            .transpose()?;
         gpu.synchronize()?;
         srcs[0].copy_to_host(&mut host_src)?;
         dsts[0].copy_to_host(&mut host_dst)?;
@@ -635,29 +642,31 @@ fn copy_once(
     src: &DeviceBuffer<u32>,
     dst: &mut DeviceBuffer<u32>,
     method: CopyMethod,
+    policy: &CopyPolicy,
 ) -> BenchResult<Option<CopyPlan>> {
     match method.variant() {
         None => gpu.copy_with_driver(&src.as_view(), &mut dst.as_view_mut())?,
-        Some(v) => return Ok(Some(gpu.copy(&src.as_view(), &mut dst.as_view_mut(), v)?)),
+        Some(v) => return Ok(Some(gpu.copy_with(&src.as_view(), &mut dst.as_view_mut(), v, policy)?)),
     }
     Ok(None)
 }
 
 /// The launch a plan's main kernel gets (the same rule [`Gpu::copy`]
 /// applies).
-fn launch_info(gpu: &Gpu, plan: &CopyPlan) -> BenchResult<LaunchInfo> {
+fn launch_info(gpu: &Gpu, plan: &CopyPlan, policy: &CopyPolicy) -> BenchResult<LaunchInfo> {
     let kernel = plan.width.kernel();
-    let max_blocks = gpu.max_resident_blocks(kernel, THREADS)?;
-    let cfg = plan.launch_config(max_blocks);
+    let max_blocks = gpu.max_resident_blocks(kernel, policy.threads)?.saturating_mul(policy.waves.max(1));
+    let cfg = gpu.copy_launch_config(plan, policy)?;
     Ok(LaunchInfo {
         kernel,
         access_bytes: plan.width.bytes(),
         downgraded: plan.downgraded(),
-        units: plan.units(),
+        accesses: plan.accesses(),
         grid: [cfg.grid.x, cfg.grid.y, cfg.grid.z],
         block: [cfg.block.x, cfg.block.y, cfg.block.z],
         shared_mem_bytes: cfg.shared_mem_bytes,
         max_blocks,
+        waves: policy.waves,
     })
 }
 

@@ -160,9 +160,6 @@ pub fn measure<E: From<Error>>(
 
 /// [`Gpu::time`] for work that fails with the caller's error type: the
 /// work's own error comes back unchanged, a timing failure converted.
-// The closure handed to `Gpu::time` must return the library's `Result`,
-// whatever the size of its error type.
-#[allow(clippy::result_large_err)]
 fn time<E: From<Error>>(gpu: &Gpu, f: impl FnOnce() -> Result<(), E>) -> Result<f32, E> {
     let mut inner = None;
     let timed = gpu.time(|| {

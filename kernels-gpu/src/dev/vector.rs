@@ -60,6 +60,65 @@ mod device {
     use super::{U32x2, U32x4};
     use core::arch::asm;
 
+    /// A unit of global-memory access: one 32-bit word, or a 64- or 128-bit
+    /// vector of words. Generic copy loops are written once over it.
+    pub trait VecAccess: Copy + Default {
+        /// 32-bit words per access.
+        const WORDS: usize;
+        /// One global load.
+        ///
+        /// # Safety
+        /// `p` must be valid and aligned to `4 · WORDS` bytes.
+        unsafe fn load(p: *const Self) -> Self;
+        /// One global store.
+        ///
+        /// # Safety
+        /// `p` must be valid, writable and aligned to `4 · WORDS` bytes.
+        unsafe fn store(p: *mut Self, v: Self);
+    }
+
+    impl VecAccess for u32 {
+        const WORDS: usize = 1;
+        #[inline(always)]
+        unsafe fn load(p: *const Self) -> Self {
+            // SAFETY: forwarded to the caller's contract.
+            unsafe { p.read() }
+        }
+        #[inline(always)]
+        unsafe fn store(p: *mut Self, v: Self) {
+            // SAFETY: forwarded to the caller's contract.
+            unsafe { p.write(v) }
+        }
+    }
+
+    impl VecAccess for U32x2 {
+        const WORDS: usize = 2;
+        #[inline(always)]
+        unsafe fn load(p: *const Self) -> Self {
+            // SAFETY: forwarded to the caller's contract.
+            unsafe { load_v2(p) }
+        }
+        #[inline(always)]
+        unsafe fn store(p: *mut Self, v: Self) {
+            // SAFETY: forwarded to the caller's contract.
+            unsafe { store_v2(p, v) }
+        }
+    }
+
+    impl VecAccess for U32x4 {
+        const WORDS: usize = 4;
+        #[inline(always)]
+        unsafe fn load(p: *const Self) -> Self {
+            // SAFETY: forwarded to the caller's contract.
+            unsafe { load_v4(p) }
+        }
+        #[inline(always)]
+        unsafe fn store(p: *mut Self, v: Self) {
+            // SAFETY: forwarded to the caller's contract.
+            unsafe { store_v4(p, v) }
+        }
+    }
+
     /// One 64-bit global load (`ld.global.v2.u32`, SASS `LDG.E.64`).
     ///
     /// # Safety
