@@ -92,8 +92,9 @@ struct CopyArgs {
     /// Largest copy size [default: 2GiB, 64MiB with --quick].
     #[arg(long, value_parser = parse_size)]
     max_size: Option<u64>,
-    /// Launch the kernels as the lesson does (256 threads, grid capped at
-    /// one wave) instead of the tuned policy (512 threads, 8 waves).
+    /// Run the lesson's kernels as the lesson launches them (one access per
+    /// thread per step, 256 threads, grid capped at one wave) instead of the
+    /// tuned policy (8 accesses per thread, 512 threads, 8 waves).
     #[arg(long)]
     lesson_launch: bool,
     #[command(flatten)]
@@ -195,7 +196,9 @@ fn info(gpu: &Gpu) -> Result<(), BenchError> {
 
     let threads = coalesce::CopyPolicy::TUNED.threads;
     let mut k = Table::new(["copy kernel", "registers", "blocks/SM", "max blocks"]);
-    for name in ["copy_scalar", "copy_vec2", "copy_vec4", "copy_bytes"] {
+    for name in
+        ["copy_scalar", "copy_vec2", "copy_vec4", "copy_scalar_x1", "copy_vec2_x1", "copy_vec4_x1", "copy_bytes"]
+    {
         let limits = gpu.kernel_limits(name)?;
         k.row([
             name.to_string(),

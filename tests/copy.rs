@@ -7,7 +7,7 @@ mod common;
 
 use bytemuck::Pod;
 use coalesce::reference;
-use coalesce::{CopyVariant, DeviceCopy, Gpu, Width};
+use coalesce::{CopyPolicy, CopyVariant, DeviceCopy, Gpu, Width};
 use common::POISON;
 use rand::rngs::StdRng;
 
@@ -29,9 +29,12 @@ fn random<T: Pod>(rng: &mut StdRng, n: usize) -> Vec<T> {
     v
 }
 
+/// Both kernel families: the tuned kernels and the lesson's `_x1` ones.
+const POLICIES: [CopyPolicy; 2] = [CopyPolicy::TUNED, CopyPolicy::LESSON];
+
 /// Copies `n` elements from offset `so` of a random source to offset `d_o`
-/// of a poisoned destination with every variant, and compares the whole
-/// destination (view and padding) with the reference result.
+/// of a poisoned destination with every variant and both policies, and
+/// compares the whole destination (view and padding) with the reference.
 fn check<T: DeviceCopy + Pod + Send + Sync>(
     gpu: &Gpu,
     rng: &mut StdRng,
@@ -39,15 +42,26 @@ fn check<T: DeviceCopy + Pod + Send + Sync>(
     n: usize,
     offsets: &[(usize, usize)],
 ) {
+    check_with::<T>(gpu, rng, seed, n, offsets, &POLICIES)
+}
+
+fn check_with<T: DeviceCopy + Pod + Send + Sync>(
+    gpu: &Gpu,
+    rng: &mut StdRng,
+    seed: u64,
+    n: usize,
+    offsets: &[(usize, usize)],
+    policies: &[CopyPolicy],
+) {
     let host_src: Vec<T> = random(rng, n + PAD);
     let src = gpu.upload(&host_src).unwrap();
     let mut dst = gpu.alloc_zeroed::<T>(n + PAD).unwrap();
-    for &(so, d_o) in offsets {
+    for (&(so, d_o), policy) in offsets.iter().flat_map(|o| policies.iter().map(move |p| (o, p))) {
         for v in VARIANTS {
-            let ctx = format!("T={} n={n} src+{so} dst+{d_o} {v} seed={seed}", std::any::type_name::<T>());
+            let ctx = format!("T={} n={n} src+{so} dst+{d_o} {v} {policy:?} seed={seed}", std::any::type_name::<T>());
             dst.fill_bytes(POISON).unwrap();
             let plan = gpu
-                .copy(&src.view(so..so + n).unwrap(), &mut dst.view_mut(d_o..d_o + n).unwrap(), v)
+                .copy_with(&src.view(so..so + n).unwrap(), &mut dst.view_mut(d_o..d_o + n).unwrap(), v, policy)
                 .unwrap_or_else(|e| panic!("{ctx}: {e}"));
             let got = dst.to_vec().unwrap();
             let mut want: Vec<T> = poisoned(n + PAD);
@@ -70,7 +84,11 @@ fn u32_every_variant_length_and_offset() {
     let (mut rng, seed) = common::rng();
     let same: Vec<(usize, usize)> = (0..8).map(|o| (o, o)).collect();
     for n in LENGTHS {
-        check::<u32>(&gpu, &mut rng, seed, n, &same);
+        check_with::<u32>(&gpu, &mut rng, seed, n, &same, &[CopyPolicy::TUNED]);
+        // The lesson's kernels on every length too (offsets 0, 1, 3 at the
+        // largest, to bound the run time).
+        let lesson: &[(usize, usize)] = if n >= 1 << 26 { &[(0, 0), (1, 1), (3, 3)] } else { &same };
+        check_with::<u32>(&gpu, &mut rng, seed, n, lesson, &[CopyPolicy::LESSON]);
     }
 }
 
@@ -128,4 +146,15 @@ fn driver_copy_matches_reference() {
     dst.fill_bytes(POISON).unwrap();
     gpu.copy_with_driver(&src.as_view(), &mut dst.as_view_mut()).unwrap();
     assert_eq!(reference::first_mismatch(&dst.to_vec().unwrap(), &host), None, "seed={seed}");
+}
+
+#[test]
+fn unknown_item_count_is_refused() {
+    let gpu = gpu_or_skip!();
+    let src = gpu.upload(&[1u32; 64]).unwrap();
+    let mut dst = gpu.alloc_zeroed::<u32>(64).unwrap();
+    let policy = CopyPolicy { items: 3, ..CopyPolicy::TUNED };
+    let e = gpu.copy_with(&src.as_view(), &mut dst.as_view_mut(), CopyVariant::Vec4, &policy).unwrap_err();
+    assert!(e.to_string().contains("3 items per thread"), "{e}");
+    assert_eq!(dst.to_vec().unwrap(), [0; 64]);
 }

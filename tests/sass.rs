@@ -67,18 +67,35 @@ fn check_widths(c: &Compiled, kernel: &str, must: &[(Access, u32)], allowed: &[u
 const L: Access = Access::Load;
 const S: Access = Access::Store;
 
+/// Both families: the tuned kernels and the lesson's `_x1` kernels.
 fn copy_expectations(c: &Compiled) -> Result<(), String> {
-    check_widths(c, "copy_scalar", &[(L, 32), (S, 32)], &[32])?;
-    check_widths(c, "copy_vec2", &[(L, 64), (S, 64)], &[32, 64])?;
-    check_widths(c, "copy_vec4", &[(L, 128), (S, 128)], &[32, 128])?;
+    for suffix in ["", "_x1"] {
+        check_widths(c, &format!("copy_scalar{suffix}"), &[(L, 32), (S, 32)], &[32])?;
+        check_widths(c, &format!("copy_vec2{suffix}"), &[(L, 64), (S, 64)], &[32, 64])?;
+        check_widths(c, &format!("copy_vec4{suffix}"), &[(L, 128), (S, 128)], &[32, 128])?;
+    }
     check_widths(c, "copy_bytes", &[(L, 8), (S, 8)], &[8])
+}
+
+/// The tuned kernels keep `ITEMS` loads in flight: the unrolled tile has at
+/// least `ITEMS` vector loads before its first vector store.
+#[test]
+fn tuned_copy_issues_its_loads_before_its_stores() {
+    let items = coalesce::kernels::copy::ITEMS;
+    for c in compiled("tuned_copy_issues_its_loads_before_its_stores") {
+        let sass = c.kernel("copy_vec4").unwrap();
+        let wide = |i: &coalesce::inspect::Instr, a| i.global_access() == Some((a, 128));
+        let first_store = sass.iter().position(|i| wide(i, S)).unwrap();
+        let loads_before = sass[..first_store].iter().filter(|i| wide(i, L)).count();
+        assert!(loads_before >= items, "sm_{}: {loads_before} 128-bit loads before the first store", c.arch);
+    }
 }
 
 #[test]
 fn copy_kernels_use_the_lesson_widths() {
     for c in compiled("copy_kernels_use_the_lesson_widths") {
         copy_expectations(&c).unwrap();
-        for k in ["copy_scalar", "copy_vec2", "copy_vec4"] {
+        for k in ["copy_scalar", "copy_vec2", "copy_vec4", "copy_scalar_x1", "copy_vec2_x1", "copy_vec4_x1"] {
             println!("sm_{} {k}: {:?}", c.arch, c.global_widths(k));
         }
     }
@@ -100,7 +117,7 @@ fn width_check_fails_for_a_word_copy_named_copy_vec4() {
 fn no_kernel_has_a_stack_frame_or_spills() {
     for c in compiled("no_kernel_has_a_stack_frame_or_spills") {
         println!("{}\n", c.resource_table());
-        assert!(c.resources.len() >= 9, "sm_{}: ptxas reported {} kernels", c.arch, c.resources.len());
+        assert!(c.resources.len() >= 12, "sm_{}: ptxas reported {} kernels", c.arch, c.resources.len());
         for r in &c.resources {
             assert_eq!((r.stack_frame, r.spill_stores, r.spill_loads), (0, 0, 0), "sm_{} {}", c.arch, r.name);
         }

@@ -31,7 +31,7 @@
 //! driver's own copy (see `README.md`). [`CopyPolicy::LESSON`] reproduces
 //! the lesson's launch exactly.
 
-use coalesce_kernels::copy::ITEMS;
+use coalesce_kernels::copy::{ITEMS, LESSON_ITEMS};
 use coalesce_kernels::dev::vector::{Split, split};
 use cust::memory::DeviceCopy;
 
@@ -112,14 +112,23 @@ pub enum Width {
 }
 
 impl Width {
-    /// The kernel that moves this width.
-    pub fn kernel(self) -> &'static str {
-        match self {
-            Width::Bytes => "copy_bytes",
-            Width::Word32 => "copy_scalar",
-            Width::Vec64 => "copy_vec2",
-            Width::Vec128 => "copy_vec4",
-        }
+    /// The kernel that moves this width with `items` accesses per thread
+    /// per step ([`ITEMS`] for the tuned kernels, 1 for the lesson's
+    /// `_x1` kernels); `None` for other item counts. `copy_bytes` serves
+    /// [`Width::Bytes`] whatever the count.
+    pub fn kernel(self, items: u32) -> Option<&'static str> {
+        let tuned = items as usize == ITEMS;
+        let lesson = items as usize == LESSON_ITEMS;
+        Some(match (self, tuned, lesson) {
+            (Width::Bytes, _, _) => "copy_bytes",
+            (Width::Word32, true, _) => "copy_scalar",
+            (Width::Vec64, true, _) => "copy_vec2",
+            (Width::Vec128, true, _) => "copy_vec4",
+            (Width::Word32, _, true) => "copy_scalar_x1",
+            (Width::Vec64, _, true) => "copy_vec2_x1",
+            (Width::Vec128, _, true) => "copy_vec4_x1",
+            _ => return None,
+        })
     }
 
     /// Bytes per access.
@@ -143,20 +152,37 @@ impl Width {
 pub struct CopyPolicy {
     /// Threads per block.
     pub threads: u32,
+    /// Accesses each thread copies per step: [`ITEMS`] (the tuned kernels)
+    /// or 1 (the lesson's `_x1` kernels). Other values are refused.
+    pub items: u32,
     /// Grid cap in waves: at most `waves × SMs × resident blocks per SM`
     /// blocks (fewer when there are fewer tiles).
     pub waves: u32,
 }
 
 impl CopyPolicy {
-    /// The lesson's launch: 256 threads, grid capped at one wave
-    /// (`MAX_BLOCKS` = SMs × resident blocks per SM).
-    pub const LESSON: CopyPolicy = CopyPolicy { threads: 256, waves: 1 };
+    /// The lesson's kernels and launch: one access per thread per
+    /// grid-stride step, 256 threads, grid capped at one wave (`MAX_BLOCKS`
+    /// = SMs × resident blocks per SM).
+    pub const LESSON: CopyPolicy = CopyPolicy { threads: 256, items: LESSON_ITEMS as u32, waves: 1 };
 
     /// The tuned default. Measured on an H100 (copy_vec4, 2 GiB, % of
-    /// cuMemcpyDtoD in the same run): 256 threads × 1 wave 93.4%, 256 × 8
-    /// 95.1%, 512 × 1 94.9%, 512 × 8 96.0%; at 256 MiB 512 × 8 gave 97.8%.
-    pub const TUNED: CopyPolicy = CopyPolicy { threads: 512, waves: 8 };
+    /// cuMemcpyDtoD in the same run): one item, 256 threads, 1 wave 93.7%;
+    /// 8 items, 256 threads, 8 waves 95.1%; 8 items, 512 threads, 8 waves
+    /// 96.0% (97.8% at 256 MiB).
+    pub const TUNED: CopyPolicy = CopyPolicy { threads: 512, items: ITEMS as u32, waves: 8 };
+
+    /// The kernel this policy runs for `width`, or an error for an item
+    /// count no kernel is built for.
+    pub fn kernel(&self, width: Width) -> Result<&'static str> {
+        width.kernel(self.items).ok_or_else(|| Error::InvalidArgument {
+            op: "copy",
+            message: format!(
+                "no copy kernel copies {} items per thread (built: {LESSON_ITEMS} and {ITEMS})",
+                self.items
+            ),
+        })
+    }
 }
 
 impl Default for CopyPolicy {
@@ -228,10 +254,10 @@ impl CopyPlan {
 
     /// Launch configuration of the main kernel under `policy`, given the
     /// kernel's resident blocks on the whole device (SMs × blocks per SM):
-    /// one block per tile of `threads × ITEMS` accesses, at least one, at
+    /// one block per tile of `threads × items` accesses, at least one, at
     /// most `waves × resident_blocks`.
     pub fn launch_config(&self, policy: &CopyPolicy, resident_blocks: u32) -> LaunchConfig {
-        let per_block = if self.width == Width::Bytes { 1 } else { ITEMS as u32 };
+        let per_block = if self.width == Width::Bytes { 1 } else { policy.items.max(1) };
         let tiles = self.accesses().div_ceil(per_block as usize);
         let cap = resident_blocks.max(1).saturating_mul(policy.waves.max(1));
         LaunchConfig::new(blocks_for(tiles, policy.threads, cap), policy.threads)
@@ -256,7 +282,7 @@ impl Gpu {
     /// The main kernel's launch configuration for `plan` under `policy` on
     /// this device.
     pub fn copy_launch_config(&self, plan: &CopyPlan, policy: &CopyPolicy) -> Result<LaunchConfig> {
-        let kernel = plan.width.kernel();
+        let kernel = policy.kernel(plan.width)?;
         Ok(plan.launch_config(policy, self.max_resident_blocks(kernel, policy.threads)?))
     }
 
@@ -298,7 +324,7 @@ impl Gpu {
         }
         bytes_kernel(0, plan.head_bytes)?;
         if plan.words > 0 {
-            let kernel = plan.width.kernel();
+            let kernel = policy.kernel(plan.width)?;
             let cfg = self.copy_launch_config(&plan, policy)?;
             let off = plan.head_bytes as u64;
             // SAFETY: see above; `copy_*(src, dst, words)` on 4-aligned words.
@@ -361,7 +387,8 @@ mod tests {
         assert_eq!((lesson.grid.x, lesson.block.x), (1056, 256));
         // Fewer tiles than the cap: one block per tile.
         let small = CopyPlan::new(A, A + 4096, 4 * 40_000, CopyVariant::Vec4);
-        assert_eq!(small.launch_config(&CopyPolicy::LESSON, 1056).grid.x, 5); // ceil(10000 / 2048)
+        assert_eq!(small.launch_config(&CopyPolicy::LESSON, 1056).grid.x, 40); // ceil(10000 / 256)
+        assert_eq!(small.launch_config(&CopyPolicy::TUNED, 264).grid.x, 3); // ceil(10000 / 4096)
     }
 
     #[test]

@@ -148,6 +148,19 @@ pub enum Error {
         len: usize,
     },
 
+    /// The device cannot hold an allocation this large.
+    #[error("{op}: out of device memory: {requested} bytes requested, {free} of {total} bytes free")]
+    OutOfMemory {
+        /// The operation.
+        op: &'static str,
+        /// Bytes asked for.
+        requested: usize,
+        /// Free device memory at the time, bytes.
+        free: usize,
+        /// Device memory in total, bytes.
+        total: usize,
+    },
+
     /// A size in bytes does not fit the address space or the API's types.
     #[error("{op}: {count} elements of {elem_size} bytes overflow the byte size")]
     SizeOverflow {

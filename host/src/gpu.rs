@@ -56,6 +56,7 @@ pub(crate) struct Inner {
     kernels: Mutex<HashMap<&'static str, KernelInfo>>,
     occupancy: Mutex<HashMap<(&'static str, u32, usize), u32>>,
     params: HashMap<String, Vec<usize>>,
+    symbols: HashMap<String, usize>,
     raw_ctx: CUcontext,
     ctx: Context,
 }
@@ -114,6 +115,7 @@ impl Gpu {
                 kernels: Mutex::new(HashMap::new()),
                 occupancy: Mutex::new(HashMap::new()),
                 params: ptx::entry_params(text).into_iter().collect(),
+                symbols: ptx::const_symbols(text).into_iter().collect(),
                 raw_ctx: ctx.as_raw(),
                 ctx,
             }),
@@ -173,6 +175,10 @@ impl Gpu {
         let mut cache = self.inner.kernels.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(k) = cache.get(name) {
             return Ok(*k);
+        }
+        // Names not in the module's PTX are answered without the driver.
+        if !self.inner.params.contains_key(name) {
+            return Err(Error::UnknownKernel(name));
         }
         self.bind()?;
         let cname = CString::new(name).map_err(|_| Error::UnknownKernel(name))?;
@@ -329,6 +335,9 @@ impl Gpu {
     fn symbol(&self, name: &str) -> Result<(u64, usize)> {
         let c = CString::new(name)
             .map_err(|_| Error::Symbol { name: name.into(), problem: "the name contains a NUL byte".into() })?;
+        if !self.inner.symbols.contains_key(name) {
+            return Err(Error::Symbol { name: name.into(), problem: "not found in the loaded module".into() });
+        }
         self.bind()?;
         driver::module_global(&self.inner.module, &c).map_err(|e| Error::Symbol {
             name: name.into(),

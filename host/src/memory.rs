@@ -41,16 +41,26 @@ impl Gpu {
     /// The contents are whatever the allocator returns: they must be written
     /// (by a kernel, a fill or a copy) before being read as `T`.
     pub unsafe fn alloc_uninit<T: DeviceCopy>(&self, len: usize) -> Result<DeviceBuffer<T>> {
-        byte_size::<T>("alloc", len)?;
+        let bytes = byte_size::<T>("alloc", len)?;
         self.bind()?;
-        let buf = if len == 0 || std::mem::size_of::<T>() == 0 {
+        let out_of_memory = || {
+            let (free, total) = self.memory_info().unwrap_or((0, self.info().total_memory));
+            Error::OutOfMemory { op: "alloc", requested: bytes, free, total }
+        };
+        // More than the whole card can never succeed: say so without asking
+        // the driver.
+        if bytes > self.info().total_memory {
+            return Err(out_of_memory());
+        }
+        let buf = if bytes == 0 {
             None
         } else {
             // SAFETY: forwarded to the caller's contract.
-            Some(
-                unsafe { cust::memory::DeviceBuffer::uninitialized(len) }
-                    .map_err(|e| driver::from_cust("cuMemAlloc", e))?,
-            )
+            let b = unsafe { cust::memory::DeviceBuffer::uninitialized(len) };
+            Some(b.map_err(|e| match driver::from_cust("cuMemAlloc", e) {
+                d if d.code == 2 => out_of_memory(),
+                d => Error::from(d),
+            })?)
         };
         Ok(DeviceBuffer { buf, len, gpu: self.clone() })
     }

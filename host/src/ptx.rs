@@ -55,6 +55,20 @@ pub fn entry_params(ptx: &str) -> Vec<(String, Vec<usize>)> {
     out
 }
 
+/// Every module-level constant-memory array in `ptx` with its size in bytes
+/// (from `.visible .const .align 4 .f32 MASK[1024];`).
+pub fn const_symbols(ptx: &str) -> Vec<(String, usize)> {
+    ptx.lines()
+        .map(str::trim)
+        .filter(|l| l.contains(".const ") && l.ends_with("];") && !l.starts_with("//"))
+        .filter_map(|l| {
+            let decl = l.trim_end_matches(';');
+            let name = decl.split_whitespace().find(|t| t.contains('['))?.split('[').next()?.to_string();
+            Some((name, param_size(decl)))
+        })
+        .collect()
+}
+
 /// Byte size of one `.param` declaration: a scalar type (`.u64`, `.f32`,
 /// …) or a byte array (`.align 8 .b8 name[16]`).
 fn param_size(decl: &str) -> usize {
@@ -103,6 +117,16 @@ mod tests {
             entry_params(ptx),
             vec![("copy_bytes".into(), vec![8, 8, 8]), ("mixed".into(), vec![4, 24, 4]), ("none".into(), vec![])]
         );
+    }
+
+    #[test]
+    fn constant_symbols_are_read_from_ptx() {
+        let ptx = ".extern .shared .align 16 .b8 DYN[];\n.visible .const .align 4 .u32 PROBE_TABLE[64];\n\
+                   .visible .const .align 8 .f64 W[3];\n.shared .align 16 .u32 TILE[256];\n";
+        assert_eq!(const_symbols(ptx), vec![("PROBE_TABLE".into(), 256), ("W".into(), 24)]);
+        for sm in archs() {
+            assert!(const_symbols(text(sm).unwrap()).contains(&("PROBE_TABLE".into(), 256)), "sm_{sm}");
+        }
     }
 
     #[test]

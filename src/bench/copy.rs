@@ -211,6 +211,8 @@ pub struct LaunchInfo {
     pub max_blocks: u32,
     /// The policy's grid cap in waves.
     pub waves: u32,
+    /// Accesses per thread per step (the policy's items).
+    pub items: u32,
 }
 
 /// One method's result at one size.
@@ -326,6 +328,8 @@ pub struct CopyReport {
     pub device: DeviceSummary,
     /// How each figure was measured.
     pub settings: Settings,
+    /// The kernel variants' launch policy.
+    pub policy: PolicySummary,
     /// The units note.
     pub units: &'static str,
     /// Measured sizes, ascending.
@@ -334,6 +338,23 @@ pub struct CopyReport {
     pub skipped: Vec<Skipped>,
     /// The lesson's goal.
     pub goal: Goal,
+}
+
+/// A [`CopyPolicy`] as recorded in the JSON.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct PolicySummary {
+    /// Threads per block.
+    pub threads: u32,
+    /// Accesses per thread per step.
+    pub items: u32,
+    /// Grid cap in waves of resident blocks.
+    pub waves: u32,
+}
+
+impl From<CopyPolicy> for PolicySummary {
+    fn from(p: CopyPolicy) -> Self {
+        PolicySummary { threads: p.threads, items: p.items, waves: p.waves }
+    }
 }
 
 impl CopyReport {
@@ -471,6 +492,11 @@ pub fn pattern_word(i: usize) -> u32 {
 pub fn run(gpu: &Gpu, opts: &CopyOptions) -> BenchResult<CopyReport> {
     let report = measure_suite(gpu, opts)?;
     println!("copy bandwidth on {} ({UNITS_NOTE})", report.device.name);
+    let p = report.policy;
+    println!(
+        "kernels: {} access(es) per thread per step, {} threads per block, grid capped at {} wave(s) of resident blocks",
+        p.items, p.threads, p.waves
+    );
     println!("{}", report.table());
     if report.sizes.iter().any(|s| s.l2_resident) {
         println!(
@@ -544,6 +570,7 @@ pub fn measure_suite(gpu: &Gpu, opts: &CopyOptions) -> BenchResult<CopyReport> {
         suite: SUITE.name,
         device: DeviceSummary::of(gpu),
         settings: opts.settings,
+        policy: opts.policy.into(),
         units: UNITS_NOTE,
         sizes: sizes_done,
         skipped,
@@ -555,7 +582,7 @@ pub fn measure_suite(gpu: &Gpu, opts: &CopyOptions) -> BenchResult<CopyReport> {
 const CUDA_ERROR_OUT_OF_MEMORY: u32 = 2;
 
 fn is_out_of_memory(e: &Error) -> bool {
-    matches!(e, Error::Driver(d) if d.code == CUDA_ERROR_OUT_OF_MEMORY)
+    matches!(e, Error::OutOfMemory { .. }) || matches!(e, Error::Driver(d) if d.code == CUDA_ERROR_OUT_OF_MEMORY)
 }
 
 fn measure_size(gpu: &Gpu, opts: &CopyOptions, size: u64, pool: Pool, bar: &ProgressBar) -> BenchResult<SizeResult> {
@@ -654,7 +681,7 @@ fn copy_once(
 /// The launch a plan's main kernel gets (the same rule [`Gpu::copy`]
 /// applies).
 fn launch_info(gpu: &Gpu, plan: &CopyPlan, policy: &CopyPolicy) -> BenchResult<LaunchInfo> {
-    let kernel = plan.width.kernel();
+    let kernel = policy.kernel(plan.width)?;
     let max_blocks = gpu.max_resident_blocks(kernel, policy.threads)?.saturating_mul(policy.waves.max(1));
     let cfg = gpu.copy_launch_config(plan, policy)?;
     Ok(LaunchInfo {
@@ -667,6 +694,7 @@ fn launch_info(gpu: &Gpu, plan: &CopyPlan, policy: &CopyPolicy) -> BenchResult<L
         shared_mem_bytes: cfg.shared_mem_bytes,
         max_blocks,
         waves: policy.waves,
+        items: policy.items,
     })
 }
 
@@ -776,6 +804,7 @@ mod tests {
                 driver_version: 12040,
             },
             settings: Settings::default(),
+            policy: CopyPolicy::TUNED.into(),
             units: UNITS_NOTE,
             goal: Goal::evaluate(&sizes),
             sizes,
