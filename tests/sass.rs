@@ -155,3 +155,14 @@ fn constant_memory_is_read_through_the_constant_bank() {
         assert!(sass.iter().any(|i| i.operands.contains("c[0x3]")), "sm_{}: no constant-bank-3 operand", c.arch);
     }
 }
+
+#[test]
+fn indices_read_the_special_registers() {
+    for c in compiled("indices_read_the_special_registers") {
+        let sass = c.kernel("probe_index").unwrap();
+        for reg in ["SR_TID.X", "SR_TID.Y", "SR_TID.Z", "SR_CTAID.X", "SR_CTAID.Y", "SR_CTAID.Z"] {
+            let read = sass.iter().any(|i| matches!(i.base(), "S2R" | "S2UR") && i.operands.contains(reg));
+            assert!(read, "sm_{}: probe_index never reads {reg}", c.arch);
+        }
+    }
+}

@@ -420,11 +420,16 @@ impl CopyReport {
         let json = dir.join("copy.json");
         let svg = dir.join("copy.svg");
         report::write_json(&json, self)?;
+        let p = self.policy;
         let title = format!(
-            "copy bandwidth vs size: {} (compute capability {}, PTX sm_{})\n{}; theoretical DRAM {:.0} GB/s",
+            "copy bandwidth vs size: {} (compute capability {}, PTX sm_{})\n{} items/thread, {} threads, {} wave(s); \
+             {}; theoretical DRAM {:.0} GB/s",
             self.device.name,
             self.device.compute_capability,
             self.device.ptx_arch,
+            p.items,
+            p.threads,
+            p.waves,
             self.l2_note(),
             self.device.theoretical_dram_gbps,
         );

@@ -7,8 +7,8 @@
 //!
 //! | piece | module | checked in SASS as |
 //! | --- | --- | --- |
-//! | thread/block/grid indices, global ids | [`index`] | `S2R SR_TID.*`, `SR_CTAID.*` |
-//! | grid-stride range | [`grid`] | (loop in every copy kernel) |
+//! | thread/block/grid indices, global ids | [`index`] | `S2R`/`S2UR` of `SR_TID.*`, `SR_CTAID.*` |
+//! | grid-stride range | [`grid`] | (the loop of every copy kernel; GPU-tested) |
 //! | block barrier, warp size, lane id | [`sync`], [`warp`] | `BAR.SYNC` |
 //! | 64/128-bit vector loads and stores | [`vector`] | `LDG.E.64`/`.128`, `STG.E.64`/`.128` |
 //! | constant-memory arrays | [`constant`] | constant-bank operands / `LDC` |
