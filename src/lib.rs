@@ -5,7 +5,7 @@
 //! against a rayon CPU reference and measured against the hardware's limits.
 //!
 //! This crate re-exports the host library ([`coalesce_host`]) and adds the
-//! benchmark harness behind the `coalesce` binary ([`bench`]).
+//! benchmark harness behind the `coalesce` binary ([`bench`](mod@bench)).
 //!
 //! ```no_run
 //! use coalesce::{CopyVariant, Gpu};

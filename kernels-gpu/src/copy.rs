@@ -7,13 +7,15 @@
 //! instructions for the same bytes, which is what lets a memory-bound copy
 //! approach the DRAM limit.
 //!
-//! The loop strides over *tiles* rather than single elements: each block
-//! copies `blockDim.x · ITEMS` consecutive accesses per step, every thread
-//! with [`ITEMS`] loads in flight before it stores. With the host's grid of
-//! several waves, the blocks running at any moment cover one contiguous,
-//! moving window of memory; on an H100 that is what lifts a copy from ~94%
-//! to ~96–98% of the driver's own device-to-device copy (see
-//! `coalesce_host::copy::CopyPolicy`).
+//! Each width comes twice, from one generic loop: the `_x1` kernels
+//! (`copy_vec4_x1`, …) are the lesson's grid-stride loop, one access per
+//! thread per step; the tuned kernels (`copy_vec4`, …) stride over *tiles*:
+//! each block copies `blockDim.x · ITEMS` consecutive accesses per step,
+//! every thread with [`ITEMS`] loads in flight before it stores. With the
+//! host's grid of several waves, the blocks running at any moment cover one
+//! contiguous, moving window of memory; on an H100 that lifts a 128-bit copy
+//! from 92–94% to 96–98% of the driver's own device-to-device copy (see
+//! `coalesce_host::copy::CopyPolicy` and `docs/copy-tuning.md`).
 //!
 //! Unlike the lesson's kernels, the vector kernels accept any 4-byte-aligned
 //! start: [`split`](crate::dev::vector::split) peels a scalar head up to the
@@ -25,8 +27,8 @@
 
 /// Accesses each thread copies per tile in the tuned kernels (`copy_vec4`,
 /// …): all loads are issued before the first store, so every thread keeps
-/// this many independent loads in flight. Measured on an H100 (2 GiB
-/// copies, 512 threads, 8 waves): 2877 GB/s at 2, 2879 at 4, 2895 at 8
+/// this many independent loads in flight. Measured on an H100 (128-bit, 2
+/// GiB copies, 512 threads, 8 waves): 2877 GB/s at 2, 2879 at 4, 2895 at 8
 /// (cuMemcpyDtoD: 3015).
 pub const ITEMS: usize = 8;
 
