@@ -12,7 +12,9 @@
 #                  initcheck over the test binaries (sticky_error, which
 #                  faults on purpose, and sass, which uses no GPU, excluded),
 #                  $SANITIZE_JOBS at a time (default 8), each limited to
-#                  $SANITIZE_TIMEOUT seconds (default 480)
+#                  $SANITIZE_TIMEOUT seconds (default 1200; on an H100,
+#                  racecheck over the `copy` binary has taken from 136 s
+#                  to more than 500 s, the other jobs under 140 s)
 #
 # Writes logs, JSON and plots under OUT_DIR and OUT_DIR/summary.txt; exits
 # non-zero if anything failed.
@@ -113,7 +115,7 @@ if [ -n "$sanitize" ]; then
     # Each job records its exit status and duration next to its log.
     printf '%s\n' "${jobs[@]}" | xargs -P "${SANITIZE_JOBS:-8}" -L 1 bash -c '
       tool=$0 n=$1 log="'"$out"'/sanitizer/$0-$1.log" t0=$SECONDS
-      timeout "${SANITIZE_TIMEOUT:-480}" compute-sanitizer --tool "$tool" --error-exitcode 1 \
+      timeout "${SANITIZE_TIMEOUT:-1200}" compute-sanitizer --tool "$tool" --error-exitcode 1 \
         "'"$here"'/tests/$n" --test-threads=4 >"$log" 2>&1
       echo "$? $((SECONDS - t0))" >"$log.status"'
     for j in "${jobs[@]}"; do
