@@ -59,7 +59,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut dst = gpu.alloc_zeroed::<u32>(n)?;
     let settings = Settings { reps: args.reps, ..Settings::default() };
     let mut want = vec![0u32; n];
-    reference::copy(&host, &mut want);
+    reference::copy(&host, &mut want)?;
 
     println!("{:<22} {:<15} {:>8} {:>8} {:>10}", "copy", "kernel", "ms", "GB/s", "vs scalar");
     let lesson = |v| (format!("lesson {v}"), Some((v, CopyPolicy::LESSON)));
@@ -83,7 +83,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         };
         let kernel = copy(&mut dst)?;
-        if let Some((i, got, exp)) = reference::first_mismatch(&dst.to_vec()?, &want) {
+        if let Some((i, got, exp)) = reference::first_mismatch(&dst.to_vec()?, &want)? {
             return Err(format!("{label}: element {i} is {got:#x}, expected {exp:#x}").into());
         }
         let stats = measure(&gpu, &settings, |_| copy(&mut dst).map(|_| ()))?;
@@ -101,7 +101,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("source at +1 word, destination at +2 words:");
     describe(&plan);
     let got = dst.view(off + 1..n)?.to_vec()?;
-    if reference::first_mismatch(&got, &host[off..n - 1]).is_some() {
+    if reference::first_mismatch(&got, &host[off..n - 1])?.is_some() {
         return Err("the misaligned copy differs from the reference".into());
     }
     println!("\nall copies verified against the CPU reference");

@@ -65,9 +65,9 @@ fn check_with<T: DeviceCopy + Pod + Send + Sync>(
                 .unwrap_or_else(|e| panic!("{ctx}: {e}"));
             let got = dst.to_vec().unwrap();
             let mut want: Vec<T> = poisoned(n + PAD);
-            reference::copy(&host_src[so..so + n], &mut want[d_o..d_o + n]);
+            reference::copy(&host_src[so..so + n], &mut want[d_o..d_o + n]).unwrap();
             let (g, w) = (bytemuck::cast_slice::<T, u8>(&got), bytemuck::cast_slice::<T, u8>(&want));
-            if let Some((i, gb, wb)) = reference::first_mismatch(g, w) {
+            if let Some((i, gb, wb)) = reference::first_mismatch(g, w).unwrap() {
                 panic!(
                     "{ctx}: byte {i} (element {}) is {gb:#04x}, expected {wb:#04x}; plan {plan:?}",
                     i / std::mem::size_of::<T>()
@@ -145,7 +145,7 @@ fn driver_copy_matches_reference() {
     let mut dst = gpu.alloc_zeroed::<u32>(host.len()).unwrap();
     dst.fill_bytes(POISON).unwrap();
     gpu.copy_with_driver(&src.as_view(), &mut dst.as_view_mut()).unwrap();
-    assert_eq!(reference::first_mismatch(&dst.to_vec().unwrap(), &host), None, "seed={seed}");
+    assert_eq!(reference::first_mismatch(&dst.to_vec().unwrap(), &host).unwrap(), None, "seed={seed}");
 }
 
 #[test]

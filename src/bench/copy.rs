@@ -625,7 +625,7 @@ fn measure_size(gpu: &Gpu, opts: &CopyOptions, size: u64, pool: Pool, bar: &Prog
         gpu.synchronize()?;
         srcs[0].copy_to_host(&mut host_src)?;
         dsts[0].copy_to_host(&mut host_dst)?;
-        if let Some((i, got, want)) = crate::reference::first_mismatch(&host_dst, &host_src) {
+        if let Some((i, got, want)) = crate::reference::first_mismatch(&host_dst, &host_src)? {
             return Err(BenchError::Verification {
                 suite: SUITE.name,
                 message: format!(
