@@ -175,6 +175,18 @@ impl CopyPolicy {
     /// 96.0% (97.8% at 256 MiB).
     pub const TUNED: CopyPolicy = CopyPolicy { threads: 512, items: ITEMS as u32, waves: 8 };
 
+    /// Most blocks a launch may use: `waves ×` the kernel's resident blocks
+    /// on the whole device (SMs × blocks per SM).
+    pub fn grid_cap(&self, resident_blocks: u32) -> u32 {
+        resident_blocks.max(1).saturating_mul(self.waves.max(1))
+    }
+
+    /// The lesson's block count rule for `units` work units of one thread
+    /// each: `min(ceil(units / threads), grid_cap)`, at least one block.
+    pub fn grid(&self, units: usize, resident_blocks: u32) -> LaunchConfig {
+        LaunchConfig::new(blocks_for(units, self.threads, self.grid_cap(resident_blocks)), self.threads)
+    }
+
     /// The kernel this policy runs for `width`, or an error for an item
     /// count no kernel is built for.
     pub fn kernel(&self, width: Width) -> Result<&'static str> {
@@ -260,10 +272,8 @@ impl CopyPlan {
     /// one block per tile of `threads × items` accesses, at least one, at
     /// most `waves × resident_blocks`.
     pub fn launch_config(&self, policy: &CopyPolicy, resident_blocks: u32) -> LaunchConfig {
-        let per_block = if self.width == Width::Bytes { 1 } else { policy.items.max(1) };
-        let tiles = self.accesses().div_ceil(per_block as usize);
-        let cap = resident_blocks.max(1).saturating_mul(policy.waves.max(1));
-        LaunchConfig::new(blocks_for(tiles, policy.threads, cap), policy.threads)
+        let per_thread = if self.width == Width::Bytes { 1 } else { policy.items.max(1) };
+        policy.grid(self.accesses().div_ceil(per_thread as usize), resident_blocks)
     }
 }
 
@@ -315,9 +325,7 @@ impl Gpu {
             if n == 0 {
                 return Ok(());
             }
-            let resident = self.max_resident_blocks("copy_bytes", policy.threads)?;
-            let cap = resident.saturating_mul(policy.waves.max(1));
-            let cfg = LaunchConfig::new(blocks_for(n, policy.threads, cap), policy.threads);
+            let cfg = policy.grid(n, self.max_resident_blocks("copy_bytes", policy.threads)?);
             // SAFETY: see above; `copy_bytes(src, dst, n)` has no alignment need.
             unsafe { self.launch("copy_bytes", &cfg, &[&DevicePtr(s + from), &DevicePtr(d + from), &n]) }
         };

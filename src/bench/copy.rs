@@ -687,7 +687,7 @@ fn copy_once(
 /// applies).
 fn launch_info(gpu: &Gpu, plan: &CopyPlan, policy: &CopyPolicy) -> BenchResult<LaunchInfo> {
     let kernel = policy.kernel(plan.width)?;
-    let max_blocks = gpu.max_resident_blocks(kernel, policy.threads)?.saturating_mul(policy.waves.max(1));
+    let max_blocks = policy.grid_cap(gpu.max_resident_blocks(kernel, policy.threads)?);
     let cfg = gpu.copy_launch_config(plan, policy)?;
     Ok(LaunchInfo {
         kernel,
