@@ -2,22 +2,21 @@
 //! built for it, and a stream — owned together so nothing outlives its
 //! context.
 
-use std::collections::HashMap;
-use std::ffi::CString;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use cust::context::{Context, CurrentContext};
 use cust::device::Device;
 use cust::event::{Event, EventFlags};
 use cust::memory::DeviceCopy;
 use cust::stream::{Stream, StreamFlags};
-use cust::sys::{CUcontext, CUfunction, CUstream};
+use cust::sys::{CUcontext, CUstream};
 
 use crate::device::DeviceInfo;
 use crate::driver;
 use crate::error::{Error, Result};
 use crate::launch::{KernelArg, KernelLimits, LaunchConfig};
+use crate::module::{ModuleState, PtxModule};
 use crate::ptx;
 
 /// Environment variable that turns on synchronized launches (see
@@ -49,14 +48,10 @@ pub struct Gpu {
 /// Fields drop in declaration order: stream and module before the context.
 pub(crate) struct Inner {
     stream: Stream,
-    module: driver::ModuleHandle,
+    module: ModuleState,
     info: DeviceInfo,
     arch: u32,
-    sync_launches: AtomicBool,
-    kernels: Mutex<HashMap<&'static str, KernelInfo>>,
-    occupancy: Mutex<HashMap<(&'static str, u32, usize), u32>>,
-    params: HashMap<String, Vec<usize>>,
-    symbols: HashMap<String, usize>,
+    pub(crate) sync_launches: AtomicBool,
     raw_ctx: CUcontext,
     ctx: Context,
 }
@@ -73,17 +68,6 @@ impl Drop for Inner {
         let _ = CurrentContext::set_current(&self.ctx);
     }
 }
-
-/// Cached per-kernel facts.
-#[derive(Clone, Copy, Debug)]
-struct KernelInfo {
-    func: CUfunction,
-    limits: KernelLimits,
-    dynamic_shared_allowed: u32,
-}
-
-// SAFETY: a `CUfunction` is a handle usable from any thread of its context.
-unsafe impl Send for KernelInfo {}
 
 impl Gpu {
     /// The first CUDA device.
@@ -102,7 +86,13 @@ impl Gpu {
         let ctx = Context::new(device).map_err(|e| driver::from_cust("cuDevicePrimaryCtxRetain", e))?;
         CurrentContext::set_current(&ctx).map_err(|e| driver::from_cust("cuCtxSetCurrent", e))?;
         let (arch, text) = ptx::select(info.cc_major, info.cc_minor)?;
-        let module = load_module(arch, text, &info)?;
+        let module = ModuleState::load(text, |source, log| Error::ModuleLoad {
+            arch,
+            major: info.cc_major,
+            minor: info.cc_minor,
+            source: Box::new(source),
+            log,
+        })?;
         let stream = Stream::new(StreamFlags::DEFAULT, None).map_err(|e| driver::from_cust("cuStreamCreate", e))?;
         let sync = std::env::var(SYNC_LAUNCHES_ENV).is_ok_and(|v| !v.is_empty() && v != "0");
         Ok(Gpu {
@@ -112,10 +102,6 @@ impl Gpu {
                 info,
                 arch,
                 sync_launches: AtomicBool::new(sync),
-                kernels: Mutex::new(HashMap::new()),
-                occupancy: Mutex::new(HashMap::new()),
-                params: ptx::entry_params(text).into_iter().collect(),
-                symbols: ptx::const_symbols(text).into_iter().collect(),
                 raw_ctx: ctx.as_raw(),
                 ctx,
             }),
@@ -168,38 +154,7 @@ impl Gpu {
     /// What the compiled kernel `name` allows (registers, static shared
     /// memory, max threads per block).
     pub fn kernel_limits(&self, name: &'static str) -> Result<KernelLimits> {
-        Ok(self.kernel_info(name)?.limits)
-    }
-
-    fn kernel_info(&self, name: &'static str) -> Result<KernelInfo> {
-        let mut cache = self.inner.kernels.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(k) = cache.get(name) {
-            return Ok(*k);
-        }
-        // Names not in the module's PTX are answered without the driver.
-        if !self.inner.params.contains_key(name) {
-            return Err(Error::UnknownKernel(name));
-        }
-        self.bind()?;
-        let cname = CString::new(name).map_err(|_| Error::UnknownKernel(name))?;
-        let func = driver::module_function(&self.inner.module, &cname).map_err(|e| match e.code {
-            500 => Error::UnknownKernel(name),
-            _ => e.into(),
-        })?;
-        let a = |attr| driver::function_attribute(func, attr).map(|v| v.max(0) as u32);
-        let static_shared = a(driver::func_attr::SHARED_SIZE_BYTES)?;
-        let info = KernelInfo {
-            func,
-            limits: KernelLimits {
-                max_threads_per_block: a(driver::func_attr::MAX_THREADS_PER_BLOCK)?,
-                registers_per_thread: a(driver::func_attr::NUM_REGS)?,
-                static_shared_bytes: static_shared,
-                local_bytes_per_thread: a(driver::func_attr::LOCAL_SIZE_BYTES)?,
-            },
-            dynamic_shared_allowed: self.inner.info.limits.max_shared_per_block.saturating_sub(static_shared),
-        };
-        cache.insert(name, info);
-        Ok(info)
+        Ok(self.inner.module.kernel_info(self, name)?.limits)
     }
 
     /// The driver's answer: resident blocks per SM for kernel `name` at
@@ -207,15 +162,7 @@ impl Gpu {
     /// memory (`cuOccupancyMaxActiveBlocksPerMultiprocessor`).
     /// Answers are cached per (kernel, threads, dynamic shared memory).
     pub fn max_active_blocks_per_sm(&self, name: &'static str, threads: u32, dynamic_shared: usize) -> Result<u32> {
-        let key = (name, threads, dynamic_shared);
-        if let Some(&n) = self.inner.occupancy.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
-            return Ok(n);
-        }
-        let func = self.kernel_info(name)?.func;
-        self.bind()?;
-        let n = driver::occupancy_blocks_per_sm(func, threads, dynamic_shared)?;
-        self.inner.occupancy.lock().unwrap_or_else(|p| p.into_inner()).insert(key, n);
-        Ok(n)
+        self.inner.module.max_active_blocks_per_sm(self, name, threads, dynamic_shared)
     }
 
     /// The grid size that fills the device once for kernel `name` at
@@ -238,52 +185,8 @@ impl Gpu {
     /// every pointer among them must satisfy the kernel's documented
     /// contract (valid, large enough, aligned, not aliased where it writes).
     pub unsafe fn launch(&self, name: &'static str, cfg: &LaunchConfig, args: &[&dyn KernelArg]) -> Result<()> {
-        let info = self.kernel_info(name)?;
-        let expected = self.inner.params.get(name).ok_or(Error::UnknownKernel(name))?;
-        if args.len() != expected.len() || args.iter().zip(expected).any(|(a, &e)| a.arg_size() != e) {
-            return Err(Error::KernelArgs {
-                kernel: name,
-                expected: expected.clone(),
-                got: args.iter().map(|a| a.arg_size()).collect(),
-            });
-        }
-        cfg.validate(&self.inner.info.limits, &info.limits).map_err(|v| Error::InvalidLaunch {
-            kernel: name,
-            config: *cfg,
-            limit: v.limit,
-            max: v.max,
-            value: v.value,
-        })?;
-        self.bind()?;
-        if cfg.shared_mem_bytes > info.dynamic_shared_allowed {
-            // Above the default per-block limit a kernel must opt in.
-            let most = self.inner.info.limits.max_shared_per_block_optin - info.limits.static_shared_bytes;
-            driver::set_max_dynamic_shared(info.func, most)?;
-            let mut cache = self.inner.kernels.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(k) = cache.get_mut(name) {
-                k.dynamic_shared_allowed = most;
-            }
-        }
-        let mut raw: Vec<*mut std::ffi::c_void> = args.iter().map(|a| a.as_arg_ptr()).collect();
-        let kernel_error =
-            |source| Error::Kernel { kernel: name, config: *cfg, hint: hint_for(&source), source: Box::new(source) };
-        // SAFETY: the caller guarantees the arguments match the kernel; the
-        // configuration was validated above; `raw` outlives the call.
-        unsafe {
-            driver::launch_kernel(
-                info.func,
-                [cfg.grid.x, cfg.grid.y, cfg.grid.z],
-                [cfg.block.x, cfg.block.y, cfg.block.z],
-                cfg.shared_mem_bytes,
-                self.raw_stream(),
-                &mut raw,
-            )
-        }
-        .map_err(kernel_error)?;
-        if self.inner.sync_launches.load(Ordering::Relaxed) {
-            driver::stream_synchronize(self.raw_stream()).map_err(kernel_error)?;
-        }
-        Ok(())
+        // SAFETY: forwarded to the caller's contract.
+        unsafe { self.inner.module.launch(self, name, cfg, args) }
     }
 
     /// Writes `values` into the module's constant-memory array `name` (the
@@ -291,58 +194,62 @@ impl Gpu {
     /// values' size exactly; a mismatch or a missing symbol is an error,
     /// never a panic. Ordered on this handle's stream.
     pub fn write_symbol<T: DeviceCopy>(&self, name: &str, values: &[T]) -> Result<()> {
-        let (ptr, bytes) = self.symbol(name)?;
-        let want = std::mem::size_of_val(values);
-        if bytes != want {
-            return Err(Error::Symbol {
-                name: name.into(),
-                problem: format!(
-                    "holds {bytes} bytes, the host tried to write {want} ({} × {} bytes)",
-                    values.len(),
-                    std::mem::size_of::<T>()
-                ),
-            });
-        }
-        // SAFETY: the symbol spans `bytes == want` bytes of device memory;
-        // the host slice is read before the stream is synchronized below.
-        unsafe { driver::memcpy_htod(ptr, values.as_ptr().cast(), want, self.raw_stream())? };
-        self.synchronize()
+        self.inner.module.write_symbol(self, name, values, true)
+    }
+
+    /// Writes `values` into the first bytes of the module's constant-memory
+    /// array `name`, leaving the rest as it was: for arrays sized for the
+    /// largest use (a convolution mask of any width up to the array's
+    /// size). More bytes than the symbol holds is an error. Ordered on this
+    /// handle's stream; the host slice is copied before this returns.
+    pub fn write_symbol_prefix<T: DeviceCopy>(&self, name: &str, values: &[T]) -> Result<()> {
+        self.inner.module.write_symbol(self, name, values, false)
     }
 
     /// Reads the module's constant-memory array `name` back.
     pub fn read_symbol<T: DeviceCopy + Default>(&self, name: &str) -> Result<Vec<T>> {
-        let (ptr, bytes) = self.symbol(name)?;
-        let size = std::mem::size_of::<T>();
-        if size == 0 || bytes % size != 0 {
-            return Err(Error::Symbol {
-                name: name.into(),
-                problem: format!("holds {bytes} bytes, not a whole number of {size}-byte elements"),
-            });
-        }
-        let mut out = vec![T::default(); bytes / size];
-        // SAFETY: `out` spans exactly `bytes` bytes and lives until the
-        // synchronize below.
-        unsafe { driver::memcpy_dtoh(out.as_mut_ptr().cast(), ptr, bytes, self.raw_stream())? };
-        self.synchronize()?;
-        Ok(out)
+        self.inner.module.read_symbol(self, name)
     }
 
     /// Size in bytes of the module symbol `name`.
     pub fn symbol_size(&self, name: &str) -> Result<usize> {
-        Ok(self.symbol(name)?.1)
+        Ok(self.inner.module.symbol(self, name)?.1)
     }
 
-    fn symbol(&self, name: &str) -> Result<(u64, usize)> {
-        let c = CString::new(name)
-            .map_err(|_| Error::Symbol { name: name.into(), problem: "the name contains a NUL byte".into() })?;
-        if !self.inner.symbols.contains_key(name) {
-            return Err(Error::Symbol { name: name.into(), problem: "not found in the loaded module".into() });
-        }
+    /// Loads another PTX module (for example one compiled by `nvcc -ptx`)
+    /// into this handle's context; its kernels launch on this handle's
+    /// stream. `label` names it in errors. Fails with
+    /// [`Error::ModuleLoad`] (with the JIT compiler's log) when the driver
+    /// rejects the PTX.
+    pub fn load_ptx(&self, label: &str, ptx: &str) -> Result<PtxModule> {
         self.bind()?;
-        driver::module_global(&self.inner.module, &c).map_err(|e| Error::Symbol {
-            name: name.into(),
-            problem: if e.code == 500 { "not found in the loaded module".into() } else { e.to_string() },
-        })
+        let info = &self.inner.info;
+        let state = ModuleState::load(ptx, |source, log| Error::ModuleLoad {
+            arch: info.sm(),
+            major: info.cc_major,
+            minor: info.cc_minor,
+            source: Box::new(source),
+            log: format!("{label}: {log}"),
+        })?;
+        Ok(PtxModule::new(state, self.clone()))
+    }
+
+    /// The kernels of the crate's module (every `extern "ptx-kernel"`
+    /// entry point), sorted.
+    pub fn kernel_names(&self) -> Vec<&str> {
+        self.inner.module.kernel_names()
+    }
+
+    /// The constant-memory owner tag of symbol `name` (see
+    /// [`Gpu::set_symbol_tag`]).
+    pub(crate) fn symbol_tag(&self, name: &str) -> Option<u64> {
+        self.inner.module.tag(name)
+    }
+
+    /// Records which host object's data the symbol `name` holds now, so
+    /// repeated launches with the same data skip the upload.
+    pub(crate) fn set_symbol_tag(&self, name: &str, tag: Option<u64>) {
+        self.inner.module.set_tag(name, tag)
     }
 
     /// Times the work `f` queues on this handle's stream with CUDA events:
@@ -368,20 +275,6 @@ impl std::fmt::Debug for Gpu {
     }
 }
 
-fn load_module(arch: u32, text: &'static str, info: &DeviceInfo) -> Result<driver::ModuleHandle> {
-    let c = CString::new(text).map_err(|_| Error::InvalidArgument {
-        op: "load_module",
-        message: format!("the embedded sm_{arch} PTX contains a NUL byte"),
-    })?;
-    driver::load_module(&c).map_err(|(source, log)| Error::ModuleLoad {
-        arch,
-        major: info.cc_major,
-        minor: info.cc_minor,
-        source: Box::new(source),
-        log,
-    })
-}
-
 /// `cuInit`/`cuDeviceGet` failures that mean "no GPU here".
 fn no_device_or(e: crate::error::DriverError) -> Error {
     // 100 NO_DEVICE, 101 INVALID_DEVICE, 34 STUB_LIBRARY, 3 NOT_INITIALIZED,
@@ -390,7 +283,7 @@ fn no_device_or(e: crate::error::DriverError) -> Error {
     if matches!(e.code, 3 | 34 | 100 | 101 | 303 | 999) { Error::NoDevice { reason: e.to_string() } } else { e.into() }
 }
 
-fn hint_for(e: &crate::error::DriverError) -> &'static str {
+pub(crate) fn hint_for(e: &crate::error::DriverError) -> &'static str {
     if e.is_sticky() {
         " (a sticky error: the context is unusable from here on; if the failing kernel is not \
          the one named, rerun with COALESCE_SYNC_LAUNCHES=1 to find it)"

@@ -27,6 +27,7 @@ mod gpu;
 pub mod inspect;
 pub mod launch;
 mod memory;
+mod module;
 pub mod ptx;
 pub mod reference;
 
@@ -37,6 +38,7 @@ pub use error::{DriverError, Error, Result};
 pub use gpu::{Gpu, SYNC_LAUNCHES_ENV};
 pub use launch::{Axis, DevicePtr, Dim3, KernelArg, KernelLimits, LaunchConfig, LaunchLimit, LimitViolation};
 pub use memory::{DeviceBuffer, DeviceView, DeviceViewMut};
+pub use module::PtxModule;
 
 /// The device crate (kernels' shared constants and index arithmetic).
 pub use coalesce_kernels as kernels;
