@@ -2,8 +2,8 @@
 //! built for it, and a stream — owned together so nothing outlives its
 //! context.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use cust::context::{Context, CurrentContext};
 use cust::device::Device;

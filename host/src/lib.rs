@@ -11,6 +11,8 @@
 //! * [`Gpu::write_symbol`]: constant memory written by name.
 //! * [`Gpu::time`]: CUDA-event timing.
 //! * [`copy`]: the vectorized copy lesson (scalar / vec2 / vec4).
+//! * [`conv`]: convolution with constant-memory masks and shared tiles
+//!   with halo cells, every `scipy.ndimage` boundary mode.
 //! * [`reference`]: rayon CPU references the kernels are verified against.
 //! * [`inspect`]: `ptxas` resource reports and SASS, for checking what the
 //!   compiler really emitted.
@@ -19,6 +21,7 @@
 //! without an `unsafe` block at the call site: bad lengths, ranges, launch
 //! shapes and symbol sizes are [`Error`]s.
 
+pub mod conv;
 pub mod copy;
 pub mod device;
 mod driver;

@@ -11,11 +11,14 @@
 //!   barriers, vector memory access, constant and shared memory, warp
 //!   shuffles), each piece checked in PTX/SASS by the host's tests.
 //! * [`copy`]: the vectorized copy kernels of the first lesson.
+//! * [`conv`]: 1D and 2D convolution with constant-memory masks and
+//!   shared-memory tiles with halo cells, in every boundary mode.
 //! * [`probe`]: one small kernel per device-support piece, so each piece is
 //!   exercised on the GPU and inspected in SASS.
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, stdarch_nvptx, asm_experimental_arch))]
 
+pub mod conv;
 pub mod copy;
 pub mod dev;
 pub mod probe;

@@ -81,6 +81,13 @@ impl<T: SharedElem> Shared<T> {
         Self { base, _t: core::marker::PhantomData }
     }
 
+    /// The shared-window address of element `i` (for vector accesses in
+    /// inline PTX).
+    #[inline(always)]
+    pub fn addr_of(self, i: usize) -> u32 {
+        self.base + (i * core::mem::size_of::<T>()) as u32
+    }
+
     /// Element `i`.
     ///
     /// # Safety

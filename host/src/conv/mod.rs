@@ -1,0 +1,584 @@
+//! Convolution (lesson 001): constant-memory masks, tiled kernels with halo
+//! cells, every `scipy.ndimage` boundary mode, `f32` and `f64`.
+//!
+//! ```no_run
+//! use coalesce_host::conv::{Boundary, Conv1d, Conv1dVariant, ConvOp, gaussian};
+//! use coalesce_host::Gpu;
+//! # fn main() -> coalesce_host::Result<()> {
+//! let gpu = Gpu::new()?;
+//! let signal: Vec<f32> = (0..1_000_000).map(|i| (i as f32 * 0.01).sin()).collect();
+//! let mask = gaussian::<f32>(5.0)?; // 41 taps, sums to 1
+//! let conv = Conv1d::new(&gpu, &mask, ConvOp::Correlate, Boundary::Reflect)?;
+//! let input = gpu.upload(&signal)?;
+//! let mut output = gpu.alloc_zeroed::<f32>(signal.len())?;
+//! let plan = conv.run(Conv1dVariant::Auto, &input.as_view(), &mut output.as_view_mut())?;
+//! println!("ran {}", plan.kernel);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Semantics
+//!
+//! [`ConvOp::Correlate`] is the lesson's formula
+//! `P[i] = Σ_j N[i − w/2 + j] · M[j]` and equals
+//! `scipy.ndimage.correlate1d(N, M, mode=…)`; [`ConvOp::Convolve`] equals
+//! `scipy.ndimage.convolve1d`: `P[i] = Σ_j M[j] · N[i + w/2 − j]`. Both
+//! follow scipy exactly for even widths too (`w/2` rounds down, so an even
+//! mask has one more tap left of the centre than right when correlating,
+//! and the reverse when convolving). Ghost cells follow [`Boundary`]; see
+//! its table. 2D convolutions apply the same rules per axis.
+//!
+//! # Which kernel runs
+//!
+//! [`Conv1dVariant`] names the lesson's four kernels and the fast one.
+//! Masks of up to [`max_constant_taps`] taps live in constant memory
+//! (the `CONV_MASK` array, [`CONV_MASK_BYTES`]); wider masks make every
+//! variant read the mask from global memory instead (the `_gm_` kernels;
+//! [`Conv1dVariant::Const`] then runs the basic kernel). The plan returned
+//! by [`Conv1d::run`] says what ran.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use bytemuck::Zeroable;
+use cust::memory::DeviceCopy;
+
+pub use coalesce_kernels::conv::conv1d::{FAST_OUTPUTS, fast_shared_elems, tiled_l2_shared_elems, tiled_shared_elems};
+pub use coalesce_kernels::conv::{Boundary, CONV_MASK_BYTES};
+
+use crate::error::{Error, Result};
+use crate::gpu::Gpu;
+use crate::launch::{DevicePtr, LaunchConfig};
+use crate::memory::{DeviceBuffer, DeviceView, DeviceViewMut};
+
+pub mod reference;
+
+/// The constant-memory array that holds the mask of the constant-memory
+/// kernels.
+pub const MASK_SYMBOL: &str = "CONV_MASK";
+
+/// Threads per block of every 1D kernel. 256 keeps eight blocks resident
+/// per SM on sm_70…sm_90 at these kernels' register counts.
+pub const THREADS_1D: u32 = 256;
+
+/// Correlation or convolution.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ConvOp {
+    /// `Σ_j N[i − w/2 + j] · M[j]` (`scipy.ndimage.correlate1d`).
+    Correlate,
+    /// `Σ_j M[j] · N[i + w/2 − j]` (`scipy.ndimage.convolve1d`).
+    Convolve,
+}
+
+impl ConvOp {
+    /// Both operations.
+    pub const ALL: [ConvOp; 2] = [ConvOp::Correlate, ConvOp::Convolve];
+
+    /// The correlation taps and `left` (taps left of the centre) that
+    /// compute this operation with mask `mask` along one axis: the mask
+    /// itself and `w / 2` for a correlation; the mask reversed and
+    /// `w − 1 − w / 2` for a convolution.
+    pub fn correlation_taps<T: Copy>(self, mask: &[T]) -> (Vec<T>, usize) {
+        let w = mask.len();
+        match self {
+            ConvOp::Correlate => (mask.to_vec(), w / 2),
+            ConvOp::Convolve => (mask.iter().rev().copied().collect(), (w.max(1) - 1) - w / 2),
+        }
+    }
+
+    /// `correlate` or `convolve`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ConvOp::Correlate => "correlate",
+            ConvOp::Convolve => "convolve",
+        }
+    }
+}
+
+impl std::str::FromStr for ConvOp {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "correlate" => Ok(ConvOp::Correlate),
+            "convolve" => Ok(ConvOp::Convolve),
+            _ => Err(format!("unknown operation `{s}` (correlate, convolve)")),
+        }
+    }
+}
+
+/// Parses a boundary mode by its name here or its `scipy.ndimage` name.
+pub fn parse_boundary(s: &str) -> std::result::Result<Boundary, String> {
+    Boundary::ALL
+        .into_iter()
+        .find(|b| b.name() == s || b.scipy_name() == s)
+        .ok_or_else(|| format!("unknown boundary mode `{s}` (zero/constant, nearest, reflect, mirror, wrap)"))
+}
+
+/// Element types of the convolution kernels.
+pub trait ConvElem: DeviceCopy + Zeroable + Copy + Send + Sync + PartialEq + std::fmt::Debug + 'static {
+    /// `f32` or `f64`: the suffix of the kernels' names.
+    const NAME: &'static str;
+    /// Unit roundoff (half the machine epsilon).
+    const UNIT_ROUNDOFF: f64;
+    /// Smallest positive normal value.
+    const MIN_NORMAL: f64;
+    /// Widens to `f64` exactly.
+    fn to_f64(self) -> f64;
+    /// Rounds from `f64`.
+    fn from_f64(v: f64) -> Self;
+}
+
+impl ConvElem for f32 {
+    const NAME: &'static str = "f32";
+    const UNIT_ROUNDOFF: f64 = f32::EPSILON as f64 / 2.0;
+    const MIN_NORMAL: f64 = f32::MIN_POSITIVE as f64;
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+    fn from_f64(v: f64) -> Self {
+        v as f32
+    }
+}
+
+impl ConvElem for f64 {
+    const NAME: &'static str = "f64";
+    const UNIT_ROUNDOFF: f64 = f64::EPSILON / 2.0;
+    const MIN_NORMAL: f64 = f64::MIN_POSITIVE;
+    fn to_f64(self) -> f64 {
+        self
+    }
+    fn from_f64(v: f64) -> Self {
+        v
+    }
+}
+
+/// The most taps a mask of `T` may have and still live in constant memory.
+pub const fn max_constant_taps<T>() -> usize {
+    CONV_MASK_BYTES / std::mem::size_of::<T>()
+}
+
+/// A normalized Gaussian mask with standard deviation `sigma` (in
+/// samples), built as `scipy.ndimage.gaussian_filter1d` builds its
+/// weights: radius `r = ⌊4σ + 0.5⌋`, taps `exp(−x² / 2σ²)` for
+/// `x = −r…r`, divided by their sum. `2r + 1` taps (always odd).
+pub fn gaussian<T: ConvElem>(sigma: f64) -> Result<Vec<T>> {
+    if !(sigma.is_finite() && sigma > 0.0) {
+        return Err(Error::InvalidArgument {
+            op: "gaussian",
+            message: format!("sigma must be a positive finite number, got {sigma}"),
+        });
+    }
+    let radius = (4.0 * sigma + 0.5).floor();
+    if radius > 1e6 {
+        return Err(Error::InvalidArgument { op: "gaussian", message: format!("sigma {sigma} is too large") });
+    }
+    let r = radius as i64;
+    let raw: Vec<f64> = (-r..=r).map(|x| (-0.5 * (x as f64 / sigma).powi(2)).exp()).collect();
+    let sum: f64 = raw.iter().sum();
+    Ok(raw.into_iter().map(|v| T::from_f64(v / sum)).collect())
+}
+
+/// The 1D kernels: the lesson's four and the fast one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Conv1dVariant {
+    /// The fastest variant that runs at this width (`Fast` unless its
+    /// shared tile does not fit, then `TiledL2`).
+    Auto,
+    /// Mask and inputs from global memory, one output per thread.
+    Basic,
+    /// Mask in constant memory, inputs from global memory.
+    Const,
+    /// Inputs and halo cells in a shared tile; mask in constant memory.
+    Tiled,
+    /// The block's own inputs in shared memory, halo cells from global
+    /// memory (served by the L2 cache).
+    TiledL2,
+    /// Register blocking: [`FAST_OUTPUTS`] outputs per thread over a shared
+    /// tile, four-wide shared reads.
+    Fast,
+}
+
+impl Conv1dVariant {
+    /// The five kernels, in the lesson's order.
+    pub const ALL: [Conv1dVariant; 5] =
+        [Conv1dVariant::Basic, Conv1dVariant::Const, Conv1dVariant::Tiled, Conv1dVariant::TiledL2, Conv1dVariant::Fast];
+
+    /// Short name (`basic`, `const`, `tiled`, `tiled_l2`, `fast`, `auto`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Conv1dVariant::Auto => "auto",
+            Conv1dVariant::Basic => "basic",
+            Conv1dVariant::Const => "const",
+            Conv1dVariant::Tiled => "tiled",
+            Conv1dVariant::TiledL2 => "tiled_l2",
+            Conv1dVariant::Fast => "fast",
+        }
+    }
+
+    /// The lesson's DRAM-access model: global loads of input elements per
+    /// output, for a mask of width `w` and blocks of `threads`, away from
+    /// the input's edges: `w` for the untiled kernels (the lesson's
+    /// `2n + 1`); `(threads + w − 1) / threads` for the tiled kernel (the
+    /// lesson's `(blockDim + 2n) / blockDim`); for the L2 kernel one tile
+    /// load plus the taps that fall outside the tile,
+    /// `1 + (l(l+1) + r(r+1)) / (2·threads)` with `l`, `r` the taps left
+    /// and right of the centre; `(R·threads + R·⌈w/R⌉) / (R·threads)` for
+    /// the fast kernel (`R` = [`FAST_OUTPUTS`]).
+    pub fn model_loads_per_output(self, w: usize, threads: usize) -> f64 {
+        let (w, t) = (w as f64, threads as f64);
+        match self {
+            Conv1dVariant::Basic | Conv1dVariant::Const => w,
+            Conv1dVariant::Tiled => (t + w - 1.0) / t,
+            Conv1dVariant::TiledL2 => {
+                let l = (w / 2.0).floor().min(t);
+                let r = (w - 1.0 - l).min(t);
+                1.0 + (l * (l + 1.0) + r * (r + 1.0)) / (2.0 * t)
+            }
+            Conv1dVariant::Fast | Conv1dVariant::Auto => {
+                fast_shared_elems(threads, w as usize) as f64 / (FAST_OUTPUTS as f64 * t)
+            }
+        }
+    }
+
+    /// The lesson's model for the tiled kernel at the edges of the input,
+    /// where ghost cells need no load: `(threads + w/2) / threads` (the
+    /// lesson's `(blockDim + n) / blockDim`).
+    pub fn model_edge_loads_per_output(self, w: usize, threads: usize) -> f64 {
+        match self {
+            Conv1dVariant::Tiled => (threads as f64 + (w / 2) as f64) / threads as f64,
+            v => v.model_loads_per_output(w, threads),
+        }
+    }
+}
+
+impl std::str::FromStr for Conv1dVariant {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        Conv1dVariant::ALL
+            .into_iter()
+            .chain([Conv1dVariant::Auto])
+            .find(|v| v.name() == s)
+            .ok_or_else(|| format!("unknown variant `{s}` (basic, const, tiled, tiled_l2, fast, auto)"))
+    }
+}
+
+/// Where a launch reads its mask.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MaskSource {
+    /// The `CONV_MASK` constant-memory array.
+    Constant,
+    /// The global-memory copy of the mask.
+    Global,
+}
+
+/// What one 1D convolution launch is (or would be).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Conv1dPlan {
+    /// The variant asked for (resolved when `Auto`).
+    pub variant: Conv1dVariant,
+    /// The kernel that runs.
+    pub kernel: &'static str,
+    /// Where it reads the mask.
+    pub mask: MaskSource,
+    /// Threads per block.
+    pub threads: u32,
+    /// Blocks.
+    pub grid: u32,
+    /// Dynamic shared memory per block, bytes.
+    pub shared_bytes: u32,
+    /// Outputs each block computes per tile.
+    pub tile: usize,
+}
+
+impl Conv1dPlan {
+    /// The launch configuration.
+    pub fn launch_config(&self) -> LaunchConfig {
+        LaunchConfig::new(self.grid, self.threads).with_shared_mem(self.shared_bytes)
+    }
+}
+
+static NEXT_TAG: AtomicU64 = AtomicU64::new(1);
+
+/// A 1D convolution ready to run: mask, operation and boundary mode, with
+/// the mask already on the device.
+pub struct Conv1d<T: ConvElem> {
+    gpu: Gpu,
+    taps: Vec<T>,
+    left: usize,
+    op: ConvOp,
+    mode: Boundary,
+    mask: DeviceBuffer<T>,
+    tag: u64,
+}
+
+impl<T: ConvElem> Conv1d<T> {
+    /// Prepares `mask` (any width ≥ 1) for operation `op` under boundary
+    /// mode `mode`. An empty mask is [`Error::InvalidArgument`].
+    pub fn new(gpu: &Gpu, mask: &[T], op: ConvOp, mode: Boundary) -> Result<Self> {
+        if mask.is_empty() {
+            return Err(Error::InvalidArgument { op: "conv1d", message: "the mask is empty (width 0)".into() });
+        }
+        if u32::try_from(mask.len()).is_err() {
+            return Err(Error::InvalidArgument {
+                op: "conv1d",
+                message: format!("a mask of {} taps is wider than the kernels accept (2^32 − 1)", mask.len()),
+            });
+        }
+        let (taps, left) = op.correlation_taps(mask);
+        let dev = gpu.upload(&taps)?;
+        Ok(Conv1d { gpu: gpu.clone(), taps, left, op, mode, mask: dev, tag: NEXT_TAG.fetch_add(1, Ordering::Relaxed) })
+    }
+
+    /// Mask width.
+    pub fn width(&self) -> usize {
+        self.taps.len()
+    }
+
+    /// Taps left of the centre in the correlation the kernels compute.
+    pub fn left(&self) -> usize {
+        self.left
+    }
+
+    /// The correlation taps (the mask, reversed for a convolution).
+    pub fn taps(&self) -> &[T] {
+        &self.taps
+    }
+
+    /// The operation.
+    pub fn op(&self) -> ConvOp {
+        self.op
+    }
+
+    /// The boundary mode.
+    pub fn mode(&self) -> Boundary {
+        self.mode
+    }
+
+    /// Where the kernels read this mask.
+    pub fn mask_source(&self) -> MaskSource {
+        if self.taps.len() <= max_constant_taps::<T>() { MaskSource::Constant } else { MaskSource::Global }
+    }
+
+    /// The launch that [`Conv1d::run`] makes for `variant` over `n`
+    /// elements: tile and shared buffer sized from the device's limits.
+    /// A variant whose shared tile cannot fit this mask is
+    /// [`Error::InvalidArgument`] naming the limit.
+    pub fn plan(&self, variant: Conv1dVariant, n: usize) -> Result<Conv1dPlan> {
+        let gpu = &self.gpu;
+        let w = self.taps.len();
+        let size = std::mem::size_of::<T>();
+        let mask = self.mask_source();
+        let limits = &gpu.info().limits;
+        let threads = THREADS_1D.min(limits.max_threads_per_block);
+        let t = threads as usize;
+        let shared_max = limits.max_shared_per_block_optin as usize;
+        let fits = |elems: usize| elems.checked_mul(size).filter(|&b| b <= shared_max);
+        let variant = match variant {
+            Conv1dVariant::Auto if fits(fast_shared_elems(t, w)).is_some() => Conv1dVariant::Fast,
+            Conv1dVariant::Auto => Conv1dVariant::TiledL2,
+            v => v,
+        };
+        let (algo, shared_elems, tile) = match variant {
+            Conv1dVariant::Basic => ("basic", 0, t),
+            Conv1dVariant::Const if mask == MaskSource::Constant => ("const", 0, t),
+            Conv1dVariant::Const => ("basic", 0, t),
+            Conv1dVariant::Tiled => ("tiled", tiled_shared_elems(t, w), t),
+            Conv1dVariant::TiledL2 => ("tiled_l2", tiled_l2_shared_elems(t), t),
+            Conv1dVariant::Fast | Conv1dVariant::Auto => ("fast", fast_shared_elems(t, w), FAST_OUTPUTS * t),
+        };
+        let shared_bytes = fits(shared_elems).ok_or_else(|| Error::InvalidArgument {
+            op: "conv1d",
+            message: format!(
+                "the {} kernel needs {} bytes of shared memory for a {w}-tap mask at {t} threads; this device allows \
+                 {shared_max} per block (use the basic, const or tiled_l2 variant)",
+                variant.name(),
+                shared_elems.saturating_mul(size),
+            ),
+        })?;
+        let global = mask == MaskSource::Global && algo != "basic";
+        let kernel = kernel_name(algo, global, T::NAME)?;
+        let tiles = n.div_ceil(tile);
+        let grid = tiles.min(limits.max_grid_dim[0] as usize) as u32;
+        Ok(Conv1dPlan {
+            variant,
+            kernel,
+            mask: if algo == "basic" { MaskSource::Global } else { mask },
+            threads,
+            grid,
+            shared_bytes: shared_bytes as u32,
+            tile,
+        })
+    }
+
+    /// Convolves `input` into `output` (same length) with `variant`,
+    /// asynchronously on the GPU's stream; returns what ran. Writes the
+    /// mask into constant memory first when another mask is there.
+    pub fn run(
+        &self,
+        variant: Conv1dVariant,
+        input: &DeviceView<T>,
+        output: &mut DeviceViewMut<T>,
+    ) -> Result<Conv1dPlan> {
+        input.check_gpu(&self.gpu, "conv1d")?;
+        output.check_gpu(&self.gpu, "conv1d")?;
+        if input.len() != output.len() {
+            return Err(Error::LengthMismatch { op: "conv1d", expected: input.len(), got: output.len() });
+        }
+        let n = input.len();
+        let plan = self.plan(variant, n)?;
+        if n == 0 {
+            return Ok(plan);
+        }
+        if plan.mask == MaskSource::Constant {
+            self.load_constant_mask()?;
+        }
+        let (w, left, mode) = (self.taps.len() as u32, self.left as u32, self.mode.raw());
+        let mask = self.mask.device_ptr();
+        // SAFETY: input and output are live views of `n` elements on this
+        // GPU (checked above) and cannot overlap (one is borrowed
+        // mutably); the mask buffer holds `w` taps, CONV_MASK holds them
+        // when a constant kernel runs; `left < w`; the dynamic shared
+        // memory is the kernel's layout function's size.
+        unsafe {
+            self.gpu.launch(
+                plan.kernel,
+                &plan.launch_config(),
+                &[&input.device_ptr(), &output.device_ptr(), &n, &mask, &w, &left, &mode],
+            )?;
+        }
+        Ok(plan)
+    }
+
+    /// Copies the mask into `CONV_MASK` unless it is there already.
+    fn load_constant_mask(&self) -> Result<()> {
+        if self.gpu.symbol_tag(MASK_SYMBOL) != Some(self.tag) {
+            self.gpu.write_symbol_prefix(MASK_SYMBOL, &self.taps)?;
+            self.gpu.set_symbol_tag(MASK_SYMBOL, Some(self.tag));
+        }
+        Ok(())
+    }
+
+    /// The GPU this convolution runs on.
+    pub fn gpu(&self) -> &Gpu {
+        &self.gpu
+    }
+
+    /// The device copy of the correlation taps.
+    pub fn device_mask(&self) -> DevicePtr {
+        self.mask.device_ptr()
+    }
+}
+
+impl<T: ConvElem> std::fmt::Debug for Conv1d<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Conv1d")
+            .field("width", &self.taps.len())
+            .field("left", &self.left)
+            .field("op", &self.op)
+            .field("mode", &self.mode)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The kernel name for algorithm `algo` (`basic`, `const`, `tiled`,
+/// `tiled_l2`, `fast`), mask in global memory or not, element type `ty`.
+fn kernel_name(algo: &str, global_mask: bool, ty: &str) -> Result<&'static str> {
+    let name = match (algo, global_mask, ty) {
+        ("basic", _, "f32") => "conv1d_basic_f32",
+        ("const", _, "f32") => "conv1d_const_f32",
+        ("tiled", false, "f32") => "conv1d_tiled_f32",
+        ("tiled", true, "f32") => "conv1d_tiled_gm_f32",
+        ("tiled_l2", false, "f32") => "conv1d_tiled_l2_f32",
+        ("tiled_l2", true, "f32") => "conv1d_tiled_l2_gm_f32",
+        ("fast", false, "f32") => "conv1d_fast_f32",
+        ("fast", true, "f32") => "conv1d_fast_gm_f32",
+        ("basic", _, "f64") => "conv1d_basic_f64",
+        ("const", _, "f64") => "conv1d_const_f64",
+        ("tiled", false, "f64") => "conv1d_tiled_f64",
+        ("tiled", true, "f64") => "conv1d_tiled_gm_f64",
+        ("tiled_l2", false, "f64") => "conv1d_tiled_l2_f64",
+        ("tiled_l2", true, "f64") => "conv1d_tiled_l2_gm_f64",
+        ("fast", false, "f64") => "conv1d_fast_f64",
+        ("fast", true, "f64") => "conv1d_fast_gm_f64",
+        _ => {
+            return Err(Error::InvalidArgument {
+                op: "conv1d",
+                message: format!("no {algo} kernel for element type {ty}"),
+            });
+        }
+    };
+    Ok(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn convolve_taps_follow_scipy_centering() {
+        // Odd: reversed, centred.
+        assert_eq!(ConvOp::Convolve.correlation_taps(&[1, 2, 3]), (vec![3, 2, 1], 1));
+        assert_eq!(ConvOp::Correlate.correlation_taps(&[1, 2, 3]), (vec![1, 2, 3], 1));
+        // Even: correlate has w/2 taps left of i, convolve w/2 − 1.
+        assert_eq!(ConvOp::Correlate.correlation_taps(&[1, 2, 3, 4]), (vec![1, 2, 3, 4], 2));
+        assert_eq!(ConvOp::Convolve.correlation_taps(&[1, 2, 3, 4]), (vec![4, 3, 2, 1], 1));
+        assert_eq!(ConvOp::Convolve.correlation_taps(&[7]), (vec![7], 0));
+    }
+
+    #[test]
+    fn gaussian_matches_scipy_weights() {
+        // scipy.ndimage._filters._gaussian_kernel1d(1.0, 0, 4), scipy 1.17.
+        let g = gaussian::<f64>(1.0).unwrap();
+        assert_eq!(g.len(), 9);
+        let want = [
+            0.00013383062461474175,
+            0.0044318616200312655,
+            0.05399112742070441,
+            0.24197144565660073,
+            0.39894346935609776,
+            0.24197144565660073,
+            0.05399112742070441,
+            0.0044318616200312655,
+            0.00013383062461474175,
+        ];
+        for (a, b) in g.iter().zip(want) {
+            assert!((a - b).abs() < 1e-15, "{a} vs {b}");
+        }
+        assert_eq!(gaussian::<f32>(5.0).unwrap().len(), 41);
+        assert!(gaussian::<f32>(0.0).is_err());
+        assert!(gaussian::<f32>(f64::NAN).is_err());
+    }
+
+    #[test]
+    fn every_kernel_name_resolves() {
+        for algo in ["basic", "const", "tiled", "tiled_l2", "fast"] {
+            for g in [false, true] {
+                for ty in ["f32", "f64"] {
+                    let k = kernel_name(algo, g, ty).unwrap();
+                    assert!(k.starts_with(&format!("conv1d_{algo}")) && k.ends_with(ty), "{k}");
+                }
+            }
+        }
+        assert!(kernel_name("fast", false, "f16").is_err());
+    }
+
+    #[test]
+    fn names_parse() {
+        for v in Conv1dVariant::ALL {
+            assert_eq!(v.name().parse::<Conv1dVariant>().unwrap(), v);
+        }
+        for b in Boundary::ALL {
+            assert_eq!(parse_boundary(b.name()).unwrap(), b);
+            assert_eq!(parse_boundary(b.scipy_name()).unwrap(), b);
+        }
+        assert!(parse_boundary("clamp").is_err());
+        assert_eq!("convolve".parse::<ConvOp>().unwrap(), ConvOp::Convolve);
+    }
+
+    #[test]
+    fn model_matches_the_lesson() {
+        // w = 2n + 1 = 5, blockDim = 256.
+        assert_eq!(Conv1dVariant::Basic.model_loads_per_output(5, 256), 5.0);
+        assert_eq!(Conv1dVariant::Tiled.model_loads_per_output(5, 256), (256.0 + 4.0) / 256.0);
+        assert_eq!(Conv1dVariant::Tiled.model_edge_loads_per_output(5, 256), (256.0 + 2.0) / 256.0);
+    }
+}

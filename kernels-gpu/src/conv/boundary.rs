@@ -1,0 +1,154 @@
+//! Boundary modes: what a convolution reads outside its input.
+//!
+//! The modes and their names are those of `scipy.ndimage` (`correlate1d`,
+//! `convolve1d`, `correlate`, `convolve`); for an input `a b c d`:
+//!
+//! | mode | left ghosts … input … right ghosts |
+//! | --- | --- |
+//! | [`Boundary::Zero`] (scipy `constant`, `cval = 0`) | `0 0 0 \| a b c d \| 0 0 0` |
+//! | [`Boundary::Nearest`] | `a a a \| a b c d \| d d d` |
+//! | [`Boundary::Reflect`] (half-sample symmetric) | `c b a \| a b c d \| d c b` |
+//! | [`Boundary::Mirror`] (whole-sample symmetric) | `d c b \| a b c d \| c b a` |
+//! | [`Boundary::Wrap`] (periodic) | `b c d \| a b c d \| a b c` |
+//!
+//! The extension continues as far as a mask reaches, also past a whole
+//! period when the mask is wider than the input (scipy does the same).
+//! Multi-dimensional convolutions apply the mode to each axis on its own.
+//! The same function, [`map_index`], runs in the kernels and on the host.
+
+/// How ghost cells (positions outside the input) get their values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u32)]
+pub enum Boundary {
+    /// Zero outside the input (the lesson's ghost cells; scipy `constant`
+    /// with `cval = 0`).
+    Zero = 0,
+    /// The nearest valid value (the lesson's alternative; scipy `nearest`).
+    Nearest = 1,
+    /// Reflection about the edge, edge sample repeated (scipy `reflect`).
+    Reflect = 2,
+    /// Reflection about the edge sample, not repeated (scipy `mirror`).
+    Mirror = 3,
+    /// Periodic continuation (scipy `wrap`).
+    Wrap = 4,
+}
+
+impl Boundary {
+    /// Every mode, in declaration order.
+    pub const ALL: [Boundary; 5] =
+        [Boundary::Zero, Boundary::Nearest, Boundary::Reflect, Boundary::Mirror, Boundary::Wrap];
+
+    /// The mode with raw value `v` (as kernels receive it).
+    pub const fn from_raw(v: u32) -> Option<Boundary> {
+        match v {
+            0 => Some(Boundary::Zero),
+            1 => Some(Boundary::Nearest),
+            2 => Some(Boundary::Reflect),
+            3 => Some(Boundary::Mirror),
+            4 => Some(Boundary::Wrap),
+            _ => None,
+        }
+    }
+
+    /// The value a kernel receives.
+    pub const fn raw(self) -> u32 {
+        self as u32
+    }
+
+    /// The name `scipy.ndimage` uses for this mode.
+    pub const fn scipy_name(self) -> &'static str {
+        match self {
+            Boundary::Zero => "constant",
+            Boundary::Nearest => "nearest",
+            Boundary::Reflect => "reflect",
+            Boundary::Mirror => "mirror",
+            Boundary::Wrap => "wrap",
+        }
+    }
+
+    /// The name used here (`zero`, `nearest`, `reflect`, `mirror`, `wrap`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Boundary::Zero => "zero",
+            Boundary::Nearest => "nearest",
+            Boundary::Reflect => "reflect",
+            Boundary::Mirror => "mirror",
+            Boundary::Wrap => "wrap",
+        }
+    }
+}
+
+/// Maps position `x` (any integer) of an axis of length `n > 0` to the
+/// input index whose value it takes under mode `mode` (a [`Boundary`] raw
+/// value), or `None` when it takes zero. In-range positions map to
+/// themselves. Unknown raw modes behave as [`Boundary::Zero`].
+#[inline(always)]
+pub fn map_index(x: isize, n: isize, mode: u32) -> Option<usize> {
+    if 0 <= x && x < n {
+        return Some(x as usize);
+    }
+    let m = match mode {
+        1 => {
+            if x < 0 {
+                0
+            } else {
+                n - 1
+            }
+        }
+        2 => {
+            let p = x.rem_euclid(2 * n);
+            if p < n { p } else { 2 * n - 1 - p }
+        }
+        3 => {
+            if n == 1 {
+                0
+            } else {
+                let p = x.rem_euclid(2 * n - 2);
+                if p < n { p } else { 2 * n - 2 - p }
+            }
+        }
+        4 => x.rem_euclid(n),
+        _ => return None,
+    };
+    Some(m as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ext(a: &[i32], lo: isize, hi: isize, mode: Boundary) -> std::vec::Vec<i32> {
+        (lo..hi).map(|x| map_index(x, a.len() as isize, mode.raw()).map_or(0, |i| a[i])).collect()
+    }
+
+    extern crate std;
+
+    #[test]
+    fn the_table_in_the_module_docs() {
+        let a = [1, 2, 3, 4];
+        assert_eq!(ext(&a, -3, 7, Boundary::Zero), [0, 0, 0, 1, 2, 3, 4, 0, 0, 0]);
+        assert_eq!(ext(&a, -3, 7, Boundary::Nearest), [1, 1, 1, 1, 2, 3, 4, 4, 4, 4]);
+        assert_eq!(ext(&a, -3, 7, Boundary::Reflect), [3, 2, 1, 1, 2, 3, 4, 4, 3, 2]);
+        assert_eq!(ext(&a, -3, 7, Boundary::Mirror), [4, 3, 2, 1, 2, 3, 4, 3, 2, 1]);
+        assert_eq!(ext(&a, -3, 7, Boundary::Wrap), [2, 3, 4, 1, 2, 3, 4, 1, 2, 3]);
+    }
+
+    #[test]
+    fn beyond_one_period() {
+        let a = [1, 2, 3];
+        assert_eq!(ext(&a, -7, 0, Boundary::Reflect), [1, 1, 2, 3, 3, 2, 1]);
+        assert_eq!(ext(&a, 3, 10, Boundary::Mirror), [2, 1, 2, 3, 2, 1, 2]);
+        assert_eq!(ext(&a, 3, 10, Boundary::Wrap), [1, 2, 3, 1, 2, 3, 1]);
+        assert_eq!(ext(&[5], -3, 4, Boundary::Mirror), [5; 7]);
+        assert_eq!(ext(&[5], -3, 4, Boundary::Reflect), [5; 7]);
+    }
+
+    #[test]
+    fn raw_round_trip() {
+        for m in Boundary::ALL {
+            assert_eq!(Boundary::from_raw(m.raw()), Some(m));
+        }
+        assert_eq!(Boundary::from_raw(5), None);
+        assert_eq!(map_index(-1, 4, 99), None);
+    }
+}

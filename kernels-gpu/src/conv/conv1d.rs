@@ -1,0 +1,405 @@
+//! 1D convolution kernels: the lesson's four and a faster one.
+//!
+//! | kernel | mask read from | input read from |
+//! | --- | --- | --- |
+//! | `conv1d_basic_*` | global memory (pointer) | global memory, `w` loads per output |
+//! | `conv1d_const_*` | constant memory (`CONV_MASK`) | global memory, `w` loads per output |
+//! | `conv1d_tiled_*` | constant memory | a shared tile of `blockDim + w − 1` cells: the block's own inputs plus `left` and `w − 1 − left` halo cells loaded by the edge threads, one barrier |
+//! | `conv1d_tiled_l2_*` | constant memory | a shared tile of the block's own inputs; halo cells from global memory (the L2) |
+//! | `conv1d_fast_*` | constant memory | a shared tile of [`FAST_OUTPUTS`]` · blockDim` outputs plus halo; each thread computes [`FAST_OUTPUTS`] neighbouring outputs from a window held in registers, read from shared memory four at a time |
+//!
+//! The kernels whose names end in `_gm_f32` / `_gm_f64` are the tiled and
+//! fast kernels with the mask in global memory instead, for masks wider
+//! than the constant array holds.
+//!
+//! All take `(input, output, n, mask, w, left, mode)`: `n` elements in and
+//! out, `mask` a global copy of the `w` taps (read only by the
+//! global-memory kernels), `left` taps left of the centre, `mode` a
+//! [`Boundary`](super::Boundary) raw value. Each block walks tiles
+//! grid-stride, so any grid covers any `n`.
+
+/// Outputs per thread of the fast kernel (its register block).
+pub const FAST_OUTPUTS: usize = 4;
+
+/// Shared-memory elements of `conv1d_tiled` at `threads` per block and
+/// mask width `w`: the tile plus its halo, `threads + w − 1`.
+pub const fn tiled_shared_elems(threads: usize, w: usize) -> usize {
+    threads + w - 1
+}
+
+/// Shared-memory elements of `conv1d_tiled_l2`: the block's own tile.
+pub const fn tiled_l2_shared_elems(threads: usize) -> usize {
+    threads
+}
+
+/// Shared-memory elements of `conv1d_fast` at `threads` per block and mask
+/// width `w`: `FAST_OUTPUTS · threads` outputs plus the halo rounded up to
+/// whole register chunks (`FAST_OUTPUTS · ceil(w / FAST_OUTPUTS)`), so the
+/// last chunk's 4-wide reads stay inside.
+pub const fn fast_shared_elems(threads: usize, w: usize) -> usize {
+    FAST_OUTPUTS * threads + FAST_OUTPUTS * w.div_ceil(FAST_OUTPUTS)
+}
+
+#[cfg(target_arch = "nvptx64")]
+mod kernels {
+    use super::FAST_OUTPUTS;
+    use crate::conv::CONV_MASK;
+    use crate::conv::boundary::map_index;
+    use crate::conv::elem::ConvElem;
+    use crate::dev::constant::ConstElem;
+    use crate::dev::grid::{GridStride, grid_stride};
+    use crate::dev::index::{block_dim_x, block_idx_x, grid_dim_x, thread_idx_x};
+    use crate::dev::shared::{Shared, dynamic};
+    use crate::dev::sync::sync_threads;
+
+    /// Where a kernel reads its mask taps.
+    trait Mask<T>: Copy {
+        /// Tap `j` (`j < w`).
+        ///
+        /// # Safety
+        /// `j` is below the mask's width.
+        unsafe fn tap(self, j: usize) -> T;
+    }
+
+    /// The mask in constant memory (`CONV_MASK`).
+    #[derive(Clone, Copy)]
+    struct ConstMask;
+
+    impl<T: ConvElem> Mask<T> for ConstMask {
+        #[inline(always)]
+        unsafe fn tap(self, j: usize) -> T {
+            // SAFETY: the host wrote `w` taps (w · size ≤ CONV_MASK_BYTES).
+            unsafe { T::ld_const(CONV_MASK::base() + (j * core::mem::size_of::<T>()) as u64) }
+        }
+    }
+
+    /// The mask in global memory.
+    #[derive(Clone, Copy)]
+    struct GlobalMask<T>(*const T);
+
+    impl<T: ConvElem> Mask<T> for GlobalMask<T> {
+        #[inline(always)]
+        unsafe fn tap(self, j: usize) -> T {
+            // SAFETY: the host passes a mask of `w` taps.
+            unsafe { *self.0.add(j) }
+        }
+    }
+
+    /// The input value at position `x` (any integer) under `mode`.
+    ///
+    /// # Safety
+    /// `input` valid for `n > 0` elements.
+    #[inline(always)]
+    unsafe fn fetch<T: ConvElem>(input: *const T, n: usize, x: isize, mode: u32) -> T {
+        match map_index(x, n as isize, mode) {
+            // SAFETY: map_index returns indices below n.
+            Some(k) => unsafe { *input.add(k) },
+            None => T::ZERO,
+        }
+    }
+
+    /// One output per thread, every tap read from global memory (through
+    /// the caches); the mask from `mask`. Windows wholly inside the input
+    /// skip the boundary arithmetic.
+    #[inline(always)]
+    unsafe fn direct<T: ConvElem, M: Mask<T>>(
+        input: *const T,
+        output: *mut T,
+        n: usize,
+        mask: M,
+        w: usize,
+        left: usize,
+        mode: u32,
+    ) {
+        for i in grid_stride(n) {
+            let start = i as isize - left as isize;
+            let mut acc = T::ZERO;
+            if start >= 0 && start as usize + w <= n {
+                // SAFETY: the window [start, start + w) lies inside the input.
+                let p = unsafe { input.add(start as usize) };
+                for j in 0..w {
+                    // SAFETY: j < w, inside the window and the mask.
+                    acc = T::fma(unsafe { *p.add(j) }, unsafe { mask.tap(j) }, acc);
+                }
+            } else {
+                for j in 0..w {
+                    // SAFETY: fetch maps any position into the input; j < w.
+                    acc = T::fma(unsafe { fetch(input, n, start + j as isize, mode) }, unsafe { mask.tap(j) }, acc);
+                }
+            }
+            // SAFETY: i < n.
+            unsafe { *output.add(i) = acc };
+        }
+    }
+
+    /// The lesson's tiled kernel: the block's `blockDim` inputs and the
+    /// `left` + `w − 1 − left` halo cells around them in shared memory
+    /// (ghost cells per `mode`), a barrier, then the weighted sum from
+    /// shared memory.
+    #[inline(always)]
+    unsafe fn tiled<T: ConvElem, M: Mask<T>>(
+        input: *const T,
+        output: *mut T,
+        n: usize,
+        mask: M,
+        w: usize,
+        left: usize,
+        mode: u32,
+    ) {
+        let threads = block_dim_x() as usize;
+        let t = thread_idx_x() as usize;
+        let right = w - 1 - left;
+        // SAFETY: the host launches with tiled_shared_elems(threads, w)
+        // elements of dynamic shared memory; every index below is inside.
+        let s: Shared<T> = unsafe { dynamic() };
+        let tiles = n.div_ceil(threads);
+        for b in GridStride::new(block_idx_x() as usize, grid_dim_x() as usize, tiles) {
+            let tile_start = b * threads;
+            let origin = tile_start as isize - left as isize;
+            // Left halo: the last `left` threads (looping when the halo is
+            // wider than the block).
+            let mut h = (t + left) % threads;
+            while h < left {
+                // SAFETY: h < left, inside the buffer; fetch maps any position.
+                unsafe { s.write(h, fetch(input, n, origin + h as isize, mode)) };
+                h += threads;
+            }
+            // The block's own cells.
+            // SAFETY: left + t < threads + w − 1.
+            unsafe { s.write(left + t, fetch(input, n, (tile_start + t) as isize, mode)) };
+            // Right halo: the first `right` threads.
+            h = t;
+            while h < right {
+                // SAFETY: left + threads + h < threads + w − 1.
+                unsafe { s.write(left + threads + h, fetch(input, n, (tile_start + threads + h) as isize, mode)) };
+                h += threads;
+            }
+            // SAFETY: reached by every thread of the block (the loop bound
+            // is block-uniform).
+            unsafe { sync_threads() };
+            let i = tile_start + t;
+            if i < n {
+                let mut acc = T::ZERO;
+                for j in 0..w {
+                    // SAFETY: t + j < threads + w − 1; j < w.
+                    acc = T::fma(unsafe { s.read(t + j) }, unsafe { mask.tap(j) }, acc);
+                }
+                // SAFETY: i < n.
+                unsafe { *output.add(i) = acc };
+            }
+            // SAFETY: as above; the next tile overwrites the buffer.
+            unsafe { sync_threads() };
+        }
+    }
+
+    /// The lesson's "simpler" tiled kernel: only the block's own inputs in
+    /// shared memory; taps that fall outside the tile read global memory,
+    /// where the L2 (and L1) cache mostly serves them.
+    #[inline(always)]
+    unsafe fn tiled_l2<T: ConvElem, M: Mask<T>>(
+        input: *const T,
+        output: *mut T,
+        n: usize,
+        mask: M,
+        w: usize,
+        left: usize,
+        mode: u32,
+    ) {
+        let threads = block_dim_x() as usize;
+        let t = thread_idx_x() as usize;
+        // SAFETY: the host launches with `threads` elements of dynamic
+        // shared memory.
+        let s: Shared<T> = unsafe { dynamic() };
+        let tiles = n.div_ceil(threads);
+        for b in GridStride::new(block_idx_x() as usize, grid_dim_x() as usize, tiles) {
+            let tile_start = b * threads;
+            let tile_end = if tile_start + threads < n { tile_start + threads } else { n };
+            let i = tile_start + t;
+            if i < n {
+                // SAFETY: t < threads; i < n.
+                unsafe { s.write(t, *input.add(i)) };
+            }
+            // SAFETY: reached by every thread (block-uniform loop).
+            unsafe { sync_threads() };
+            if i < n {
+                let start = i as isize - left as isize;
+                let mut acc = T::ZERO;
+                for j in 0..w {
+                    let x = start + j as isize;
+                    let v = if x >= tile_start as isize && x < tile_end as isize {
+                        // SAFETY: x − tile_start < threads, written above.
+                        unsafe { s.read(x as usize - tile_start) }
+                    } else {
+                        // SAFETY: fetch maps any position into the input.
+                        unsafe { fetch(input, n, x, mode) }
+                    };
+                    // SAFETY: j < w.
+                    acc = T::fma(v, unsafe { mask.tap(j) }, acc);
+                }
+                // SAFETY: i < n.
+                unsafe { *output.add(i) = acc };
+            }
+            // SAFETY: as above.
+            unsafe { sync_threads() };
+        }
+    }
+
+    /// The fast kernel: register blocking over a shared tile.
+    ///
+    /// A block's tile is `R · blockDim` outputs (`R` = [`FAST_OUTPUTS`]);
+    /// the block loads the inputs they need (the tile plus the halo, rounded
+    /// up to whole chunks of `R`) into shared memory with coalesced loads,
+    /// then thread `t` computes outputs `R·t … R·t + R − 1`. It holds a
+    /// window of `2R` inputs in registers, refilled `R` at a time with one
+    /// 4-wide shared load, and applies `R` taps to all `R` outputs per
+    /// refill: `R²` fused multiply-adds per shared load and per `R` mask
+    /// reads, where the lesson's tiled kernel does one of each per
+    /// multiply-add. Taps past `w` in the last chunk are skipped (not
+    /// multiplied by zero), so infinities and NaNs propagate exactly as in
+    /// the plain sum.
+    #[inline(always)]
+    unsafe fn fast<T: ConvElem, M: Mask<T>>(
+        input: *const T,
+        output: *mut T,
+        n: usize,
+        mask: M,
+        w: usize,
+        left: usize,
+        mode: u32,
+    ) {
+        const R: usize = FAST_OUTPUTS;
+        let threads = block_dim_x() as usize;
+        let t = thread_idx_x() as usize;
+        let tile = R * threads;
+        let full = w / R;
+        let rem = w - full * R;
+        let span = super::fast_shared_elems(threads, w);
+        // SAFETY: the host launches with fast_shared_elems(threads, w)
+        // elements; the dynamic window is 16-byte aligned.
+        let s: Shared<T> = unsafe { dynamic() };
+        let tiles = n.div_ceil(tile);
+        for b in GridStride::new(block_idx_x() as usize, grid_dim_x() as usize, tiles) {
+            let tile_start = b * tile;
+            let origin = tile_start as isize - left as isize;
+            if origin >= 0 && origin as usize + span <= n {
+                // SAFETY: [origin, origin + span) lies inside the input.
+                let p = unsafe { input.add(origin as usize) };
+                let mut k = t;
+                while k < span {
+                    // SAFETY: k < span.
+                    unsafe { s.write(k, *p.add(k)) };
+                    k += threads;
+                }
+            } else {
+                let mut k = t;
+                while k < span {
+                    // SAFETY: k < span; fetch maps any position.
+                    unsafe { s.write(k, fetch(input, n, origin + k as isize, mode)) };
+                    k += threads;
+                }
+            }
+            // SAFETY: reached by every thread (block-uniform loop).
+            unsafe { sync_threads() };
+            let o = tile_start + R * t;
+            if o < n {
+                let mut acc = [T::ZERO; R];
+                let base = R * t;
+                // SAFETY (all shared reads below): base + (c + 1)·R + R ≤
+                // R·threads + R·ceil(w / R) = span for every chunk c read.
+                let mut lo = unsafe { T::read4(s, base) };
+                for c in 0..full {
+                    let hi = unsafe { T::read4(s, base + (c + 1) * R) };
+                    let x = [lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]];
+                    for jj in 0..R {
+                        // SAFETY: c·R + jj < full·R ≤ w.
+                        let m = unsafe { mask.tap(c * R + jj) };
+                        for r in 0..R {
+                            acc[r] = T::fma(x[r + jj], m, acc[r]);
+                        }
+                    }
+                    lo = hi;
+                }
+                if rem > 0 {
+                    let hi = unsafe { T::read4(s, base + (full + 1) * R) };
+                    let x = [lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]];
+                    for jj in 0..R {
+                        if jj < rem {
+                            // SAFETY: full·R + jj < w.
+                            let m = unsafe { mask.tap(full * R + jj) };
+                            for r in 0..R {
+                                acc[r] = T::fma(x[r + jj], m, acc[r]);
+                            }
+                        }
+                    }
+                }
+                // SAFETY: o + r < n for every element stored; the vector
+                // store needs 16-byte alignment, checked.
+                unsafe {
+                    let p = output.add(o);
+                    if o + R <= n && (p as usize) % 16 == 0 {
+                        T::store4(p, acc);
+                    } else {
+                        for (r, &v) in acc.iter().enumerate() {
+                            if o + r < n {
+                                *p.add(r) = v;
+                            }
+                        }
+                    }
+                }
+            }
+            // SAFETY: as above; the next tile overwrites the buffer.
+            unsafe { sync_threads() };
+        }
+    }
+
+    macro_rules! conv1d_kernel {
+        ($name:ident, $t:ty, $algo:ident, $mask:expr) => {
+            /// See the module documentation (`conv::conv1d`).
+            ///
+            /// # Safety
+            /// `input` and `output` valid for `n` elements, not overlapping;
+            /// `mask` valid for `w` elements (or `CONV_MASK` holding `w`
+            /// taps, for the constant-memory kernels); `w ≥ 1`,
+            /// `left < w`; dynamic shared memory as the module's layout
+            /// functions give.
+            #[unsafe(no_mangle)]
+            pub unsafe extern "ptx-kernel" fn $name(
+                input: *const $t,
+                output: *mut $t,
+                n: usize,
+                mask: *const $t,
+                w: u32,
+                left: u32,
+                mode: u32,
+            ) {
+                let global = GlobalMask(mask);
+                // SAFETY: same contract.
+                unsafe { $algo::<$t, _>(input, output, n, $mask(global), w as usize, left as usize, mode) }
+            }
+        };
+    }
+
+    fn gm<T>(g: GlobalMask<T>) -> GlobalMask<T> {
+        g
+    }
+    fn cm<T>(_: GlobalMask<T>) -> ConstMask {
+        ConstMask
+    }
+
+    conv1d_kernel!(conv1d_basic_f32, f32, direct, gm);
+    conv1d_kernel!(conv1d_const_f32, f32, direct, cm);
+    conv1d_kernel!(conv1d_tiled_f32, f32, tiled, cm);
+    conv1d_kernel!(conv1d_tiled_gm_f32, f32, tiled, gm);
+    conv1d_kernel!(conv1d_tiled_l2_f32, f32, tiled_l2, cm);
+    conv1d_kernel!(conv1d_tiled_l2_gm_f32, f32, tiled_l2, gm);
+    conv1d_kernel!(conv1d_fast_f32, f32, fast, cm);
+    conv1d_kernel!(conv1d_fast_gm_f32, f32, fast, gm);
+    conv1d_kernel!(conv1d_basic_f64, f64, direct, gm);
+    conv1d_kernel!(conv1d_const_f64, f64, direct, cm);
+    conv1d_kernel!(conv1d_tiled_f64, f64, tiled, cm);
+    conv1d_kernel!(conv1d_tiled_gm_f64, f64, tiled, gm);
+    conv1d_kernel!(conv1d_tiled_l2_f64, f64, tiled_l2, cm);
+    conv1d_kernel!(conv1d_tiled_l2_gm_f64, f64, tiled_l2, gm);
+    conv1d_kernel!(conv1d_fast_f64, f64, fast, cm);
+    conv1d_kernel!(conv1d_fast_gm_f64, f64, fast, gm);
+}
