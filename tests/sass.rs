@@ -166,3 +166,44 @@ fn indices_read_the_special_registers() {
         }
     }
 }
+
+/// The convolution kernels: tiled ones stage their inputs in shared memory
+/// behind a barrier; the fast one reads it 128 bits at a time; the
+/// constant-memory ones read the mask through constant bank 3, so they
+/// issue fewer global loads than the basic kernel, which loads the mask
+/// with LDG.
+#[test]
+fn convolution_kernels_use_shared_and_constant_memory() {
+    for c in compiled("convolution_kernels_use_shared_and_constant_memory") {
+        for ty in ["f32", "f64"] {
+            for k in ["tiled", "tiled_gm", "tiled_l2", "tiled_l2_gm", "fast", "fast_gm"] {
+                let k = format!("conv1d_{k}_{ty}");
+                let sass = c.kernel(&k).unwrap_or_else(|| panic!("sm_{}: {k} missing", c.arch));
+                let ops: Vec<&str> = sass.iter().map(|i| i.base()).collect();
+                assert!(ops.contains(&"LDS") && ops.contains(&"STS"), "sm_{} {k}: {ops:?}", c.arch);
+                assert!(!ops.contains(&"LD") && !ops.contains(&"ST"), "sm_{} {k} uses generic LD/ST", c.arch);
+                assert!(c.has(&k, "BAR.SYNC"), "sm_{} {k}: no barrier", c.arch);
+            }
+            for k in [format!("conv1d_fast_{ty}"), format!("conv1d_fast_gm_{ty}")] {
+                let wide = c.kernel(&k).unwrap().iter().any(|i| i.base() == "LDS" && i.opcode.ends_with(".128"));
+                assert!(wide, "sm_{} {k}: no 128-bit shared loads", c.arch);
+            }
+            let ldg = |k: &str| c.kernel(k).unwrap().iter().filter(|i| i.base() == "LDG").count();
+            let bank3 = |k: &str| c.kernel(k).unwrap().iter().any(|i| i.operands.contains("c[0x3]"));
+            for k in ["const", "tiled", "tiled_l2", "fast"] {
+                let k = format!("conv1d_{k}_{ty}");
+                assert!(bank3(&k), "sm_{} {k}: the mask is not read from constant bank 3", c.arch);
+            }
+            let (basic, konst) = (format!("conv1d_basic_{ty}"), format!("conv1d_const_{ty}"));
+            assert!(!bank3(&basic), "sm_{} {basic} reads constant bank 3", c.arch);
+            assert!(
+                ldg(&konst) < ldg(&basic),
+                "sm_{}: {konst} has {} LDG, {basic} {}: the mask still comes from global memory",
+                c.arch,
+                ldg(&konst),
+                ldg(&basic)
+            );
+            println!("sm_{} LDG count: {basic} {}, {konst} {}", c.arch, ldg(&basic), ldg(&konst));
+        }
+    }
+}

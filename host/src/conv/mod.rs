@@ -39,12 +39,13 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use bytemuck::Zeroable;
+use bytemuck::Pod;
 use cust::memory::DeviceCopy;
 
 pub use coalesce_kernels::conv::conv1d::{FAST_OUTPUTS, fast_shared_elems, tiled_l2_shared_elems, tiled_shared_elems};
 pub use coalesce_kernels::conv::{Boundary, CONV_MASK_BYTES};
 
+use crate::device::DeviceLimits;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::launch::{DevicePtr, LaunchConfig};
@@ -114,7 +115,7 @@ pub fn parse_boundary(s: &str) -> std::result::Result<Boundary, String> {
 }
 
 /// Element types of the convolution kernels.
-pub trait ConvElem: DeviceCopy + Zeroable + Copy + Send + Sync + PartialEq + std::fmt::Debug + 'static {
+pub trait ConvElem: DeviceCopy + Pod + Copy + Send + Sync + PartialEq + std::fmt::Debug + 'static {
     /// `f32` or `f64`: the suffix of the kernels' names.
     const NAME: &'static str;
     /// Unit roundoff (half the machine epsilon).
@@ -363,50 +364,7 @@ impl<T: ConvElem> Conv1d<T> {
     /// A variant whose shared tile cannot fit this mask is
     /// [`Error::InvalidArgument`] naming the limit.
     pub fn plan(&self, variant: Conv1dVariant, n: usize) -> Result<Conv1dPlan> {
-        let gpu = &self.gpu;
-        let w = self.taps.len();
-        let size = std::mem::size_of::<T>();
-        let mask = self.mask_source();
-        let limits = &gpu.info().limits;
-        let threads = THREADS_1D.min(limits.max_threads_per_block);
-        let t = threads as usize;
-        let shared_max = limits.max_shared_per_block_optin as usize;
-        let fits = |elems: usize| elems.checked_mul(size).filter(|&b| b <= shared_max);
-        let variant = match variant {
-            Conv1dVariant::Auto if fits(fast_shared_elems(t, w)).is_some() => Conv1dVariant::Fast,
-            Conv1dVariant::Auto => Conv1dVariant::TiledL2,
-            v => v,
-        };
-        let (algo, shared_elems, tile) = match variant {
-            Conv1dVariant::Basic => ("basic", 0, t),
-            Conv1dVariant::Const if mask == MaskSource::Constant => ("const", 0, t),
-            Conv1dVariant::Const => ("basic", 0, t),
-            Conv1dVariant::Tiled => ("tiled", tiled_shared_elems(t, w), t),
-            Conv1dVariant::TiledL2 => ("tiled_l2", tiled_l2_shared_elems(t), t),
-            Conv1dVariant::Fast | Conv1dVariant::Auto => ("fast", fast_shared_elems(t, w), FAST_OUTPUTS * t),
-        };
-        let shared_bytes = fits(shared_elems).ok_or_else(|| Error::InvalidArgument {
-            op: "conv1d",
-            message: format!(
-                "the {} kernel needs {} bytes of shared memory for a {w}-tap mask at {t} threads; this device allows \
-                 {shared_max} per block (use the basic, const or tiled_l2 variant)",
-                variant.name(),
-                shared_elems.saturating_mul(size),
-            ),
-        })?;
-        let global = mask == MaskSource::Global && algo != "basic";
-        let kernel = kernel_name(algo, global, T::NAME)?;
-        let tiles = n.div_ceil(tile);
-        let grid = tiles.min(limits.max_grid_dim[0] as usize) as u32;
-        Ok(Conv1dPlan {
-            variant,
-            kernel,
-            mask: if algo == "basic" { MaskSource::Global } else { mask },
-            threads,
-            grid,
-            shared_bytes: shared_bytes as u32,
-            tile,
-        })
+        plan_1d::<T>(&self.gpu.info().limits, self.taps.len(), variant, n)
     }
 
     /// Convolves `input` into `output` (same length) with `variant`,
@@ -477,6 +435,56 @@ impl<T: ConvElem> std::fmt::Debug for Conv1d<T> {
             .field("mode", &self.mode)
             .finish_non_exhaustive()
     }
+}
+
+/// The launch [`Conv1d::run`] makes on a device with `limits` for a mask
+/// of `w` taps of `T`, `variant`, `n` elements (no GPU needed: the
+/// planning is plain arithmetic over the limits).
+pub fn plan_1d<T: ConvElem>(limits: &DeviceLimits, w: usize, variant: Conv1dVariant, n: usize) -> Result<Conv1dPlan> {
+    if w == 0 {
+        return Err(Error::InvalidArgument { op: "conv1d", message: "the mask is empty (width 0)".into() });
+    }
+    let size = std::mem::size_of::<T>();
+    let mask = if w <= max_constant_taps::<T>() { MaskSource::Constant } else { MaskSource::Global };
+    let threads = THREADS_1D.min(limits.max_threads_per_block);
+    let t = threads as usize;
+    let shared_max = limits.max_shared_per_block_optin as usize;
+    let fits = |elems: usize| elems.checked_mul(size).filter(|&b| b <= shared_max);
+    let variant = match variant {
+        Conv1dVariant::Auto if fits(fast_shared_elems(t, w)).is_some() => Conv1dVariant::Fast,
+        Conv1dVariant::Auto => Conv1dVariant::TiledL2,
+        v => v,
+    };
+    let (algo, shared_elems, tile) = match variant {
+        Conv1dVariant::Basic => ("basic", 0, t),
+        Conv1dVariant::Const if mask == MaskSource::Constant => ("const", 0, t),
+        Conv1dVariant::Const => ("basic", 0, t),
+        Conv1dVariant::Tiled => ("tiled", tiled_shared_elems(t, w), t),
+        Conv1dVariant::TiledL2 => ("tiled_l2", tiled_l2_shared_elems(t), t),
+        Conv1dVariant::Fast | Conv1dVariant::Auto => ("fast", fast_shared_elems(t, w), FAST_OUTPUTS * t),
+    };
+    let shared_bytes = fits(shared_elems).ok_or_else(|| Error::InvalidArgument {
+        op: "conv1d",
+        message: format!(
+            "the {} kernel needs {} bytes of shared memory for a {w}-tap mask at {t} threads; this device allows \
+             {shared_max} per block (use the basic, const or tiled_l2 variant)",
+            variant.name(),
+            shared_elems.saturating_mul(size),
+        ),
+    })?;
+    let global = mask == MaskSource::Global && algo != "basic";
+    let kernel = kernel_name(algo, global, T::NAME)?;
+    let tiles = n.div_ceil(tile);
+    let grid = tiles.clamp(1, limits.max_grid_dim[0] as usize) as u32;
+    Ok(Conv1dPlan {
+        variant,
+        kernel,
+        mask: if algo == "basic" { MaskSource::Global } else { mask },
+        threads,
+        grid,
+        shared_bytes: shared_bytes as u32,
+        tile,
+    })
 }
 
 /// The kernel name for algorithm `algo` (`basic`, `const`, `tiled`,
@@ -572,6 +580,31 @@ mod tests {
         }
         assert!(parse_boundary("clamp").is_err());
         assert_eq!("convolve".parse::<ConvOp>().unwrap(), ConvOp::Convolve);
+    }
+
+    #[test]
+    fn plans_follow_the_device_limits() {
+        let h = DeviceLimits::H100;
+        let p = plan_1d::<f32>(&h, 31, Conv1dVariant::Auto, 1 << 27).unwrap();
+        assert_eq!((p.variant, p.kernel, p.mask), (Conv1dVariant::Fast, "conv1d_fast_f32", MaskSource::Constant));
+        assert_eq!(p.grid as usize, (1usize << 27).div_ceil(FAST_OUTPUTS * 256));
+        assert_eq!(p.shared_bytes as usize, fast_shared_elems(256, 31) * 4);
+        let p = plan_1d::<f32>(&h, 5, Conv1dVariant::Tiled, 1000).unwrap();
+        assert_eq!((p.kernel, p.shared_bytes, p.grid), ("conv1d_tiled_f32", (256 + 4) * 4, 4));
+        // The widest constant mask, and one more tap.
+        let max = max_constant_taps::<f32>();
+        assert_eq!(plan_1d::<f32>(&h, max, Conv1dVariant::Const, 9).unwrap().kernel, "conv1d_const_f32");
+        let p = plan_1d::<f32>(&h, max + 1, Conv1dVariant::Const, 9).unwrap();
+        assert_eq!((p.kernel, p.mask), ("conv1d_basic_f32", MaskSource::Global));
+        assert_eq!(plan_1d::<f64>(&h, 2049, Conv1dVariant::Fast, 9).unwrap().kernel, "conv1d_fast_gm_f64");
+        // A tile that cannot fit: an error naming the limit, and Auto falls back.
+        let huge = 100_000;
+        let e = plan_1d::<f32>(&h, huge, Conv1dVariant::Tiled, 9).unwrap_err().to_string();
+        assert!(e.contains("shared memory") && e.contains(&h.max_shared_per_block_optin.to_string()), "{e}");
+        assert_eq!(plan_1d::<f32>(&h, huge, Conv1dVariant::Auto, 9).unwrap().kernel, "conv1d_tiled_l2_gm_f32");
+        assert!(plan_1d::<f32>(&h, 0, Conv1dVariant::Basic, 9).is_err());
+        // Zero elements still plan (and launch nothing).
+        assert_eq!(plan_1d::<f32>(&h, 3, Conv1dVariant::Basic, 0).unwrap().grid, 1);
     }
 
     #[test]

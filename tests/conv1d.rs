@@ -1,0 +1,246 @@
+//! 1D convolution: every variant × boundary mode × operation × width ×
+//! length against the rayon reference (GPU), and the reference against
+//! scipy's own outputs (no GPU needed).
+//!
+//! Widths: 1, 3, 5, 7, 31, 63, the constant-memory maximum and one more
+//! (which takes the global-memory kernels); an even width as well.
+//! Lengths: 0, 1, w − 1, w, blockDim − 1, blockDim + 1, 2^20 + 7. Inputs
+//! are fresh random values in [−1, 1); outputs are poisoned first; views
+//! start one element into their buffers too, so vector stores meet a
+//! misaligned output.
+
+mod common;
+
+use coalesce::conv::reference::{Checked, compare, conv1d, correlate1d_checked};
+use coalesce::conv::{
+    Boundary, Conv1d, Conv1dVariant, ConvElem, ConvOp, MaskSource, THREADS_1D, max_constant_taps, parse_boundary,
+};
+use coalesce::{Error, Gpu};
+use rand::Rng;
+use rand::rngs::StdRng;
+
+fn random<T: ConvElem>(rng: &mut StdRng, n: usize) -> Vec<T> {
+    let v: Vec<T> = (0..n).map(|_| T::from_f64(rng.random_range(-1.0..1.0))).collect();
+    if n >= 2 {
+        assert!(v.iter().any(|x| x.to_f64() != 0.0), "random input came out all zero");
+    }
+    v
+}
+
+/// Runs `variant` over `input` (placed `offset` elements into its buffer)
+/// and checks every output against `want`.
+fn check_one<T: ConvElem + Default>(
+    gpu: &Gpu,
+    conv: &Conv1d<T>,
+    variant: Conv1dVariant,
+    input: &[T],
+    offset: usize,
+    want: &[Checked],
+    what: &str,
+) {
+    let n = input.len();
+    let mut padded = vec![T::default(); offset];
+    padded.extend_from_slice(input);
+    let d_in = gpu.upload(&padded).unwrap();
+    let mut d_out = gpu.alloc_zeroed::<T>(n + offset).unwrap();
+    d_out.fill_bytes(common::POISON).unwrap();
+    let src = d_in.view(offset..offset + n).unwrap();
+    let mut dst = d_out.view_mut(offset..offset + n).unwrap();
+    let plan = conv.run(variant, &src, &mut dst).unwrap_or_else(|e| panic!("{what}: {e}"));
+    let got = d_out.to_vec().unwrap();
+    if let Err((m, count)) = compare(&got[offset..], want) {
+        panic!("{what} ({}): {count} wrong outputs; first: {m}", plan.kernel);
+    }
+    // The elements before the view stay poisoned: nothing writes outside.
+    for (i, b) in bytemuck::cast_slice::<T, u8>(&got[..offset]).iter().enumerate() {
+        assert_eq!(*b, common::POISON, "{what}: byte {i} before the output view was overwritten");
+    }
+}
+
+fn sweep<T: ConvElem + Default>(test: &str, gpu: &Gpu, widths: &[usize]) {
+    let (mut rng, seed) = common::rng();
+    let block = THREADS_1D as usize;
+    for &w in widths {
+        let mask: Vec<T> = random(&mut rng, w);
+        let mut lengths = vec![0, 1, w.saturating_sub(1), w, block - 1, block + 1, (1 << 20) + 7];
+        lengths.sort_unstable();
+        lengths.dedup();
+        for &n in &lengths {
+            let input: Vec<T> = random(&mut rng, n);
+            for op in ConvOp::ALL {
+                // The widest masks on the longest input: correlation only
+                // (the operation is a host-side rewrite of the taps).
+                if op == ConvOp::Convolve && w > 63 && n > 1 << 20 {
+                    continue;
+                }
+                let (taps, left) = op.correlation_taps(&mask);
+                for mode in Boundary::ALL {
+                    let conv = Conv1d::new(gpu, &mask, op, mode).unwrap();
+                    let want = correlate1d_checked(&input, &taps, left, mode).unwrap();
+                    for variant in Conv1dVariant::ALL {
+                        let offset = usize::from(n % 2 == 1);
+                        let what = format!(
+                            "{test} seed={seed} {} w={w} n={n} {} {} {} offset={offset}",
+                            T::NAME,
+                            op.name(),
+                            mode.name(),
+                            variant.name()
+                        );
+                        check_one(gpu, &conv, variant, &input, offset, &want, &what);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn f32_every_variant_mode_width_and_length() {
+    let gpu = gpu_or_skip!();
+    let max = max_constant_taps::<f32>();
+    sweep::<f32>("f32_every_variant_mode_width_and_length", &gpu, &[1, 3, 4, 5, 7, 31, 63, max, max + 1]);
+}
+
+#[test]
+fn f64_every_variant_mode_width_and_length() {
+    let gpu = gpu_or_skip!();
+    let max = max_constant_taps::<f64>();
+    sweep::<f64>("f64_every_variant_mode_width_and_length", &gpu, &[1, 3, 6, 31, max, max + 1]);
+}
+
+#[test]
+fn wide_masks_take_the_global_memory_path() {
+    let gpu = gpu_or_skip!();
+    let max = max_constant_taps::<f32>();
+    for (w, source) in [(max, MaskSource::Constant), (max + 1, MaskSource::Global)] {
+        let conv = Conv1d::new(&gpu, &vec![0.5f32; w], ConvOp::Correlate, Boundary::Zero).unwrap();
+        assert_eq!(conv.mask_source(), source);
+        for v in [Conv1dVariant::Tiled, Conv1dVariant::TiledL2, Conv1dVariant::Fast] {
+            let k = conv.plan(v, 1000).unwrap().kernel;
+            assert_eq!(k.contains("_gm_"), source == MaskSource::Global, "{k}");
+        }
+        let k = conv.plan(Conv1dVariant::Const, 1000).unwrap().kernel;
+        assert_eq!(k, if source == MaskSource::Global { "conv1d_basic_f32" } else { "conv1d_const_f32" });
+    }
+}
+
+/// NaN and ±infinity propagate as in the plain sum: placed at both edges
+/// (so nearest/reflect/mirror/wrap replicate them into ghost cells) and
+/// inside.
+#[test]
+fn nan_and_infinity_propagate_as_on_the_cpu() {
+    let gpu = gpu_or_skip!();
+    let (mut rng, seed) = common::rng();
+    for n in [257usize, 5000] {
+        let mut input: Vec<f32> = random(&mut rng, n);
+        input[0] = f32::INFINITY;
+        input[n - 1] = f32::NAN;
+        input[n / 2] = f32::NEG_INFINITY;
+        input[n / 3] = f32::INFINITY;
+        for w in [1usize, 5, 8, 31] {
+            let mask: Vec<f32> = random(&mut rng, w);
+            for mode in Boundary::ALL {
+                for op in ConvOp::ALL {
+                    let (taps, left) = op.correlation_taps(&mask);
+                    let want = correlate1d_checked(&input, &taps, left, mode).unwrap();
+                    assert!(want.iter().any(|c| c.value.is_nan()) && want.iter().any(|c| c.value.is_infinite()));
+                    let conv = Conv1d::new(&gpu, &mask, op, mode).unwrap();
+                    for variant in Conv1dVariant::ALL {
+                        let what = format!("seed={seed} n={n} w={w} {} {} {}", mode.name(), op.name(), variant.name());
+                        check_one(&gpu, &conv, variant, &input, 0, &want, &what);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Two convolutions with different masks used alternately: the constant
+/// mask is re-uploaded whenever the other one ran last.
+#[test]
+fn alternating_masks_each_use_their_own() {
+    let gpu = gpu_or_skip!();
+    let (mut rng, seed) = common::rng();
+    let input: Vec<f32> = random(&mut rng, 4099);
+    let a = Conv1d::new(&gpu, &random::<f32>(&mut rng, 7), ConvOp::Correlate, Boundary::Reflect).unwrap();
+    let b = Conv1d::new(&gpu, &random::<f32>(&mut rng, 9), ConvOp::Convolve, Boundary::Wrap).unwrap();
+    for round in 0..3 {
+        for c in [&a, &b] {
+            let want = correlate1d_checked(&input, c.taps(), c.left(), c.mode()).unwrap();
+            let what = format!("seed={seed} round={round} w={}", c.width());
+            check_one(&gpu, c, Conv1dVariant::Const, &input, 0, &want, &what);
+            check_one(&gpu, c, Conv1dVariant::Fast, &input, 0, &want, &what);
+        }
+    }
+}
+
+#[test]
+fn error_paths() {
+    let gpu = gpu_or_skip!();
+    let e = Conv1d::<f32>::new(&gpu, &[], ConvOp::Correlate, Boundary::Zero).unwrap_err();
+    assert!(matches!(e, Error::InvalidArgument { .. }), "{e}");
+    let conv = Conv1d::new(&gpu, &[1.0f32, 2.0, 3.0], ConvOp::Correlate, Boundary::Zero).unwrap();
+    let input = gpu.upload(&[1.0f32; 10]).unwrap();
+    let mut output = gpu.alloc_zeroed::<f32>(9).unwrap();
+    let e = conv.run(Conv1dVariant::Basic, &input.as_view(), &mut output.as_view_mut()).unwrap_err();
+    assert!(matches!(e, Error::LengthMismatch { expected: 10, got: 9, .. }), "{e}");
+    // A mask too wide for the tiled kernel's shared tile on this device.
+    let limit = gpu.info().limits.max_shared_per_block_optin as usize;
+    let huge = vec![1.0f32; limit / 4];
+    let wide = Conv1d::new(&gpu, &huge, ConvOp::Correlate, Boundary::Zero).unwrap();
+    let e = wide.plan(Conv1dVariant::Tiled, 10).unwrap_err();
+    assert!(e.to_string().contains("shared memory"), "{e}");
+    assert_eq!(wide.plan(Conv1dVariant::Auto, 10).unwrap().variant, Conv1dVariant::TiledL2);
+    // Zero elements: nothing to do, not an error.
+    let empty = gpu.alloc_zeroed::<f32>(0).unwrap();
+    let mut empty_out = gpu.alloc_zeroed::<f32>(0).unwrap();
+    conv.run(Conv1dVariant::Fast, &empty.as_view(), &mut empty_out.as_view_mut()).unwrap();
+}
+
+// ---- CPU only ----
+
+#[derive(serde::Deserialize)]
+struct Fixture {
+    scipy: String,
+    cases: Vec<Case>,
+}
+
+#[derive(serde::Deserialize)]
+struct Case {
+    mode: String,
+    op: String,
+    input: Vec<f64>,
+    mask: Vec<f64>,
+    output: Vec<f64>,
+}
+
+/// The reference reproduces `scipy.ndimage.correlate1d`/`convolve1d` for
+/// every mode, odd and even widths, and masks wider than the input.
+#[test]
+fn reference_matches_scipy() {
+    let text = include_str!("fixtures/scipy_conv1d.json");
+    let fixture: Fixture = serde_json::from_str(text).unwrap();
+    assert!(fixture.cases.len() >= 500, "fixture has {} cases", fixture.cases.len());
+    for (k, c) in fixture.cases.iter().enumerate() {
+        let mode = parse_boundary(&c.mode).unwrap();
+        let op: ConvOp = c.op.parse().unwrap();
+        let got = conv1d(&c.input, &c.mask, op, mode).unwrap();
+        for (i, (g, w)) in got.iter().zip(&c.output).enumerate() {
+            assert!(
+                (g - w).abs() <= 1e-12 * (1.0 + w.abs()),
+                "case {k} (scipy {}): {} {} n={} w={} output {i}: {g} vs scipy {w}",
+                fixture.scipy,
+                c.mode,
+                c.op,
+                c.input.len(),
+                c.mask.len()
+            );
+        }
+    }
+}
+
+#[test]
+fn reference_error_paths() {
+    assert!(conv1d::<f32>(&[1.0], &[], ConvOp::Correlate, Boundary::Zero).is_err());
+    assert_eq!(conv1d::<f32>(&[], &[1.0], ConvOp::Correlate, Boundary::Wrap).unwrap(), Vec::<f32>::new());
+}
