@@ -66,6 +66,7 @@ fn sweep<T: ConvElem + Default>(test: &str, gpu: &Gpu, widths: &[usize]) {
         lengths.sort_unstable();
         lengths.dedup();
         for &n in &lengths {
+            let t0 = std::time::Instant::now();
             let input: Vec<T> = random(&mut rng, n);
             for op in ConvOp::ALL {
                 // The widest masks on the longest input: correlation only
@@ -90,6 +91,7 @@ fn sweep<T: ConvElem + Default>(test: &str, gpu: &Gpu, widths: &[usize]) {
                     }
                 }
             }
+            eprintln!("{test}: {} w={w} n={n}: {:.2?}", T::NAME, t0.elapsed());
         }
     }
 }

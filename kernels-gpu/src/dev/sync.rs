@@ -3,12 +3,25 @@
 /// `__syncthreads()`: waits until every thread of the block has arrived and
 /// makes their shared- and global-memory writes visible to each other.
 ///
+/// Emitted as PTX `barrier.sync 0` (inline assembly), not the `bar.sync 0`
+/// of LLVM's `llvm.nvvm.barrier0` intrinsic. `bar.sync` means
+/// `barrier.sync.aligned`: every thread of a warp must execute the *same*
+/// barrier instruction. LLVM may legally duplicate a barrier that follows
+/// an `if` into both arms (tail duplication), after which the threads of a
+/// warp that took different arms wait at two different `bar.sync`
+/// instructions — and the block deadlocks on sm_70+ (seen on an H100 with
+/// `if i < n { tile[t] = x[i] } sync_threads();` in a partial last tile).
+/// The non-`.aligned` form allows threads to arrive from different
+/// instructions, so any such duplication stays correct. The assembly keeps
+/// its default memory clobber, so no memory access moves across it.
+///
 /// # Safety
-/// Every thread of the block must reach the same barrier (no call inside a
-/// branch that diverges across the block), or the block deadlocks or the
-/// behaviour is undefined.
+/// Every thread of the block must reach the barrier the same number of
+/// times (no call inside a loop or branch whose trip count differs across
+/// the block), or the block deadlocks.
 #[inline(always)]
 pub unsafe fn sync_threads() {
-    // SAFETY: forwarded to the caller's contract above.
-    unsafe { core::arch::nvptx::_syncthreads() }
+    // SAFETY: forwarded to the caller's contract above; the instruction
+    // reads and writes no registers.
+    unsafe { core::arch::asm!("barrier.sync 0;", options(nostack, preserves_flags)) }
 }

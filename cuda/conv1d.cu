@@ -1,0 +1,190 @@
+// CUDA C++ twins of the Rust 1D convolution kernels
+// (kernels-gpu/src/conv/conv1d.rs): the same algorithms, the same
+// parameters, the same names, f32 only. The `conv` benchmark compiles this
+// file with `nvcc -O3 -ptx` for the present GPU, loads it next to the Rust
+// module and times both on the same buffers, so the Rust/C++ time ratio
+// compares code generation, not algorithms.
+
+#include <cstddef>
+
+#define FAST_OUTPUTS 4
+
+extern "C" {
+__constant__ float CONV_MASK[4096];  // 16 KiB, as the Rust module's CONV_MASK
+}
+
+// coalesce_kernels::conv::map_index: the input index position x takes
+// under `mode`, or -1 for zero.
+__device__ __forceinline__ long long map_index(long long x, long long n, unsigned mode) {
+    if (0 <= x && x < n) return x;
+    long long p;
+    switch (mode) {
+        case 1: return x < 0 ? 0 : n - 1;
+        case 2:
+            p = ((x % (2 * n)) + 2 * n) % (2 * n);
+            return p < n ? p : 2 * n - 1 - p;
+        case 3:
+            if (n == 1) return 0;
+            p = ((x % (2 * n - 2)) + (2 * n - 2)) % (2 * n - 2);
+            return p < n ? p : 2 * n - 2 - p;
+        case 4: return ((x % n) + n) % n;
+        default: return -1;
+    }
+}
+
+__device__ __forceinline__ float fetch(const float* input, size_t n, long long x, unsigned mode) {
+    long long k = map_index(x, (long long)n, mode);
+    return k < 0 ? 0.0f : input[k];
+}
+
+struct ConstMask {
+    __device__ __forceinline__ float tap(size_t j) const { return CONV_MASK[j]; }
+};
+struct GlobalMask {
+    const float* p;
+    __device__ __forceinline__ float tap(size_t j) const { return p[j]; }
+};
+
+template <class M>
+__device__ __forceinline__ void direct(const float* input, float* output, size_t n, M mask, size_t w, size_t left,
+                                       unsigned mode) {
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)blockDim.x * gridDim.x) {
+        long long start = (long long)i - (long long)left;
+        float acc = 0.0f;
+        if (start >= 0 && (size_t)start + w <= n) {
+            const float* p = input + start;
+            for (size_t j = 0; j < w; ++j) acc = fmaf(p[j], mask.tap(j), acc);
+        } else {
+            for (size_t j = 0; j < w; ++j) acc = fmaf(fetch(input, n, start + (long long)j, mode), mask.tap(j), acc);
+        }
+        output[i] = acc;
+    }
+}
+
+template <class M>
+__device__ __forceinline__ void tiled(const float* input, float* output, size_t n, M mask, size_t w, size_t left,
+                                      unsigned mode) {
+    extern __shared__ __align__(16) float smem[];
+    size_t threads = blockDim.x, t = threadIdx.x, right = w - 1 - left;
+    size_t tiles = (n + threads - 1) / threads;
+    for (size_t b = blockIdx.x; b < tiles; b += gridDim.x) {
+        size_t tile_start = b * threads;
+        long long origin = (long long)tile_start - (long long)left;
+        for (size_t h = (t + left) % threads; h < left; h += threads)
+            smem[h] = fetch(input, n, origin + (long long)h, mode);
+        smem[left + t] = fetch(input, n, (long long)(tile_start + t), mode);
+        for (size_t h = t; h < right; h += threads)
+            smem[left + threads + h] = fetch(input, n, (long long)(tile_start + threads + h), mode);
+        __syncthreads();
+        size_t i = tile_start + t;
+        if (i < n) {
+            float acc = 0.0f;
+            for (size_t j = 0; j < w; ++j) acc = fmaf(smem[t + j], mask.tap(j), acc);
+            output[i] = acc;
+        }
+        __syncthreads();
+    }
+}
+
+template <class M>
+__device__ __forceinline__ void tiled_l2(const float* input, float* output, size_t n, M mask, size_t w, size_t left,
+                                         unsigned mode) {
+    extern __shared__ __align__(16) float smem[];
+    size_t threads = blockDim.x, t = threadIdx.x;
+    size_t tiles = (n + threads - 1) / threads;
+    for (size_t b = blockIdx.x; b < tiles; b += gridDim.x) {
+        size_t tile_start = b * threads;
+        size_t tile_end = tile_start + threads < n ? tile_start + threads : n;
+        size_t i = tile_start + t;
+        if (i < n) smem[t] = input[i];
+        __syncthreads();
+        if (i < n) {
+            long long start = (long long)i - (long long)left;
+            float acc = 0.0f;
+            for (size_t j = 0; j < w; ++j) {
+                long long x = start + (long long)j;
+                float v = (x >= (long long)tile_start && x < (long long)tile_end) ? smem[x - tile_start]
+                                                                                  : fetch(input, n, x, mode);
+                acc = fmaf(v, mask.tap(j), acc);
+            }
+            output[i] = acc;
+        }
+        __syncthreads();
+    }
+}
+
+template <class M>
+__device__ __forceinline__ void fast(const float* input, float* output, size_t n, M mask, size_t w, size_t left,
+                                     unsigned mode) {
+    const size_t R = FAST_OUTPUTS;
+    extern __shared__ __align__(16) float smem[];
+    size_t threads = blockDim.x, t = threadIdx.x, tile = R * threads;
+    size_t full = w / R, rem = w - full * R;
+    size_t span = R * threads + R * ((w + R - 1) / R);
+    size_t tiles = (n + tile - 1) / tile;
+    for (size_t b = blockIdx.x; b < tiles; b += gridDim.x) {
+        size_t tile_start = b * tile;
+        long long origin = (long long)tile_start - (long long)left;
+        if (origin >= 0 && (size_t)origin + span <= n) {
+            const float* p = input + origin;
+            for (size_t k = t; k < span; k += threads) smem[k] = p[k];
+        } else {
+            for (size_t k = t; k < span; k += threads) smem[k] = fetch(input, n, origin + (long long)k, mode);
+        }
+        __syncthreads();
+        size_t o = tile_start + R * t;
+        if (o < n) {
+            float acc[R] = {0.0f, 0.0f, 0.0f, 0.0f};
+            size_t base = R * t;
+            float4 lo = *reinterpret_cast<const float4*>(&smem[base]);
+            for (size_t c = 0; c < full; ++c) {
+                float4 hi = *reinterpret_cast<const float4*>(&smem[base + (c + 1) * R]);
+                float x[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+#pragma unroll
+                for (size_t jj = 0; jj < R; ++jj) {
+                    float m = mask.tap(c * R + jj);
+#pragma unroll
+                    for (size_t r = 0; r < R; ++r) acc[r] = fmaf(x[r + jj], m, acc[r]);
+                }
+                lo = hi;
+            }
+            if (rem > 0) {
+                float4 hi = *reinterpret_cast<const float4*>(&smem[base + (full + 1) * R]);
+                float x[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+#pragma unroll
+                for (size_t jj = 0; jj < R; ++jj) {
+                    if (jj < rem) {
+                        float m = mask.tap(full * R + jj);
+#pragma unroll
+                        for (size_t r = 0; r < R; ++r) acc[r] = fmaf(x[r + jj], m, acc[r]);
+                    }
+                }
+            }
+            float* p = output + o;
+            if (o + R <= n && ((size_t)p % 16) == 0) {
+                *reinterpret_cast<float4*>(p) = make_float4(acc[0], acc[1], acc[2], acc[3]);
+            } else {
+                for (size_t r = 0; r < R; ++r)
+                    if (o + r < n) p[r] = acc[r];
+            }
+        }
+        __syncthreads();
+    }
+}
+
+#define KERNEL(name, algo, MASK)                                                                              \
+    extern "C" __global__ void name(const float* input, float* output, size_t n, const float* mask, unsigned w, \
+                                    unsigned left, unsigned mode) {                                           \
+        GlobalMask g{mask};                                                                                   \
+        (void)g;                                                                                              \
+        algo(input, output, n, MASK, (size_t)w, (size_t)left, mode);                                         \
+    }
+
+KERNEL(conv1d_basic_f32, direct, g)
+KERNEL(conv1d_const_f32, direct, ConstMask{})
+KERNEL(conv1d_tiled_f32, tiled, ConstMask{})
+KERNEL(conv1d_tiled_gm_f32, tiled, g)
+KERNEL(conv1d_tiled_l2_f32, tiled_l2, ConstMask{})
+KERNEL(conv1d_tiled_l2_gm_f32, tiled_l2, g)
+KERNEL(conv1d_fast_f32, fast, ConstMask{})
+KERNEL(conv1d_fast_gm_f32, fast, g)
