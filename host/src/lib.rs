@@ -11,6 +11,9 @@
 //! * [`Gpu::write_symbol`]: constant memory written by name.
 //! * [`Gpu::time`]: CUDA-event timing.
 //! * [`copy`]: the vectorized copy lesson (scalar / vec2 / vec4).
+//! * [`PitchedBuffer`]: pitched 2D device memory and 2D copies
+//!   ([`pitched`]); [`matrix`]: matrix addition in three layouts and
+//!   `sum_matrix_2d` with validated 2D block shapes.
 //! * [`reference`]: rayon CPU references the kernels are verified against.
 //! * [`inspect`]: `ptxas` resource reports and SASS, for checking what the
 //!   compiler really emitted.
@@ -26,7 +29,9 @@ pub mod error;
 mod gpu;
 pub mod inspect;
 pub mod launch;
+pub mod matrix;
 mod memory;
+pub mod pitched;
 pub mod ptx;
 pub mod reference;
 
@@ -36,7 +41,9 @@ pub use device::{DeviceInfo, DeviceLimits};
 pub use error::{DriverError, Error, Result};
 pub use gpu::{Gpu, SYNC_LAUNCHES_ENV};
 pub use launch::{Axis, DevicePtr, Dim3, KernelArg, KernelLimits, LaunchConfig, LaunchLimit, LimitViolation};
+pub use matrix::{BlockShape, MatrixLayout, SumVariant};
 pub use memory::{DeviceBuffer, DeviceView, DeviceViewMut};
+pub use pitched::{PitchedBuffer, Rect};
 
 /// The device crate (kernels' shared constants and index arithmetic).
 pub use coalesce_kernels as kernels;

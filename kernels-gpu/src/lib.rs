@@ -11,6 +11,8 @@
 //!   barriers, vector memory access, constant and shared memory, warp
 //!   shuffles), each piece checked in PTX/SASS by the host's tests.
 //! * [`copy`]: the vectorized copy kernels of the first lesson.
+//! * [`matrix`]: matrix addition in row-major, column-major and pitched
+//!   layouts, and `sum_matrix_2d` with the block shape chosen at launch.
 //! * [`probe`]: one small kernel per device-support piece, so each piece is
 //!   exercised on the GPU and inspected in SASS.
 #![no_std]
@@ -18,6 +20,7 @@
 
 pub mod copy;
 pub mod dev;
+pub mod matrix;
 pub mod probe;
 
 /// Kernels abort the whole grid on panic: there is no unwinding on the device.
