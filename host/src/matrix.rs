@@ -343,6 +343,26 @@ impl Gpu {
     }
 }
 
+/// The CPU reference every matrix kernel is checked against: `out[i] =
+/// a[i] + b[i]` with rayon (the same IEEE single-precision add the GPU
+/// performs, so results agree bit for bit). Works for any layout: every
+/// kernel adds element `i` of `a` and `b` into element `i` of `out`.
+pub fn reference_add(a: &[f32], b: &[f32], out: &mut [f32]) -> Result<()> {
+    use rayon::prelude::*;
+    for len in [a.len(), b.len()] {
+        if len != out.len() {
+            return Err(Error::LengthMismatch { op: "reference_add", expected: out.len(), got: len });
+        }
+    }
+    const CHUNK: usize = 1 << 16;
+    out.par_chunks_mut(CHUNK).zip(a.par_chunks(CHUNK).zip(b.par_chunks(CHUNK))).for_each(|(o, (a, b))| {
+        for ((o, a), b) in o.iter_mut().zip(a).zip(b) {
+            *o = a + b;
+        }
+    });
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -427,6 +447,17 @@ mod tests {
         assert!("32xq".parse::<BlockShape>().is_err());
         assert_eq!(BlockShape::new(64, 4).to_string(), "(64, 4)");
         assert_eq!(BlockShape::new(256, 8).threads(), 2048);
+    }
+
+    #[test]
+    fn reference_adds_and_checks_lengths() {
+        let a: Vec<f32> = (0..200_001).map(|i| i as f32 * 0.5).collect();
+        let b: Vec<f32> = (0..200_001).map(|i| -(i as f32) * 0.25 + 1.0).collect();
+        let mut out = vec![f32::NAN; a.len()];
+        reference_add(&a, &b, &mut out).unwrap();
+        assert!(out.iter().enumerate().all(|(i, &o)| o == i as f32 * 0.25 + 1.0));
+        let e = reference_add(&a[1..], &b, &mut out).unwrap_err();
+        assert!(matches!(e, Error::LengthMismatch { expected: 200_001, got: 200_000, .. }), "{e}");
     }
 
     #[test]
