@@ -340,6 +340,8 @@ unsafe extern "C" {
     ) -> CuResult;
     fn cuMemFree_v2(dptr: CUdeviceptr) -> CuResult;
     fn cuMemcpy2DAsync_v2(copy: *const Memcpy2D, stream: CUstream) -> CuResult;
+    fn cuMemcpy2DUnaligned_v2(copy: *const Memcpy2D) -> CuResult;
+    fn cuCtxSynchronize() -> CuResult;
 }
 
 /// `CU_MEMORYTYPE_HOST`
@@ -407,6 +409,22 @@ pub(crate) unsafe fn memcpy_2d(copy: &Memcpy2D, stream: CUstream) -> Result<(), 
     // SAFETY: forwarded to the caller's contract; the struct has the
     // driver's layout.
     check("cuMemcpy2DAsync", unsafe { cuMemcpy2DAsync_v2(copy, stream) })
+}
+
+/// 2D copy for any pitches, then a wait for the whole context: device to
+/// device, `cuMemcpy2D` "may fail for pitches not computed by
+/// cuMemAllocPitch" (a linear buffer's row length), `cuMemcpy2DUnaligned`
+/// does not. It runs on the legacy default stream and does not wait for a
+/// device-to-device copy to finish, hence the context synchronize.
+///
+/// # Safety
+/// As [`memcpy_2d`]; work queued on other streams that touches the same
+/// memory must have completed.
+pub(crate) unsafe fn memcpy_2d_unaligned(copy: &Memcpy2D) -> Result<(), DriverError> {
+    // SAFETY: forwarded to the caller's contract.
+    check("cuMemcpy2DUnaligned", unsafe { cuMemcpy2DUnaligned_v2(copy) })?;
+    // SAFETY: no arguments; waits for all work of the current context.
+    check("cuCtxSynchronize", unsafe { cuCtxSynchronize() })
 }
 
 #[cfg(test)]

@@ -269,6 +269,10 @@ enum Side {
 /// Queues and completes a copy of `rows` rows of `row_bytes` bytes from
 /// `(src_x_bytes, src_y)` of `src` to `(dst_x_bytes, dst_y)` of `dst`.
 ///
+/// A device side whose pitch did not come from `cuMemAllocPitch` (a linear
+/// buffer's rows) goes through `cuMemcpy2DUnaligned`: device to device,
+/// `cuMemcpy2D` is only guaranteed for the allocator's pitches.
+///
 /// # Safety
 /// Every row of both sides lies in live memory (host memory writable where
 /// it is the destination); the ranges do not overlap.
@@ -278,6 +282,7 @@ unsafe fn copy_2d(
     dst: (Side, usize, usize),
     row_bytes: usize,
     rows: usize,
+    any_pitch: bool,
 ) -> Result<()> {
     let (s, sx, sy) = src;
     let (d, dx, dy) = dst;
@@ -308,6 +313,15 @@ unsafe fn copy_2d(
         height: rows,
     };
     gpu.bind()?;
+    if any_pitch {
+        // Everything queued on the handle's stream first: the unaligned
+        // copy runs outside it.
+        gpu.synchronize()?;
+        // SAFETY: forwarded to the caller's contract; it returns after the
+        // copy has completed (context synchronized).
+        unsafe { driver::memcpy_2d_unaligned(&copy)? };
+        return Ok(());
+    }
     // SAFETY: forwarded to the caller's contract; the host memory stays
     // borrowed until the synchronize below returns.
     unsafe { driver::memcpy_2d(&copy, gpu.raw_stream())? };
@@ -429,7 +443,14 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
         // the host slice holds exactly `rect.height` rows of `row` bytes and
         // is only read.
         unsafe {
-            copy_2d(&self.gpu, (src, 0, 0), (self.device_side(), rect.col * Self::ELEM, rect.row), row, rect.height)
+            copy_2d(
+                &self.gpu,
+                (src, 0, 0),
+                (self.device_side(), rect.col * Self::ELEM, rect.row),
+                row,
+                rect.height,
+                false,
+            )
         }
     }
 
@@ -447,7 +468,14 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
         // `out` holds exactly `rect.height` rows of `row` bytes, borrowed
         // mutably until the copy has completed.
         unsafe {
-            copy_2d(&self.gpu, (self.device_side(), rect.col * Self::ELEM, rect.row), (dst, 0, 0), row, rect.height)
+            copy_2d(
+                &self.gpu,
+                (self.device_side(), rect.col * Self::ELEM, rect.row),
+                (dst, 0, 0),
+                row,
+                rect.height,
+                false,
+            )
         }
     }
 
@@ -488,6 +516,7 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
                 (self.device_side(), col * Self::ELEM, row),
                 bytes,
                 src_rect.height,
+                false,
             )
         }
     }
@@ -504,7 +533,7 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
         let s = Side::Device { ptr: src.device_ptr().0, pitch: row };
         // SAFETY: the view spans `height` rows of `row` bytes of a live
         // allocation of this context; this buffer is another allocation.
-        unsafe { copy_2d(&self.gpu, (s, 0, 0), (self.device_side(), 0, 0), row, self.height) }
+        unsafe { copy_2d(&self.gpu, (s, 0, 0), (self.device_side(), 0, 0), row, self.height, true) }
     }
 
     /// Device → device: writes the matrix as contiguous rows into a linear
@@ -518,7 +547,7 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
         let row = self.row_bytes();
         let d = Side::Device { ptr: dst.device_ptr().0, pitch: row };
         // SAFETY: as in `copy_from_linear`, directions swapped.
-        unsafe { copy_2d(&self.gpu, (self.device_side(), 0, 0), (d, 0, 0), row, self.height) }
+        unsafe { copy_2d(&self.gpu, (self.device_side(), 0, 0), (d, 0, 0), row, self.height, true) }
     }
 
     /// Sets every allocated byte, padding included, to `byte` (a poison
