@@ -15,7 +15,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use coalesce::Gpu;
 use coalesce::bench::report::{Align, Table, human_bytes, parse_size};
-use coalesce::bench::{self, BenchError, copy, harness};
+use coalesce::bench::{self, BenchError, copy, harness, matrix};
 use coalesce::inspect::{Access, Tools};
 
 /// Exit code when the machine lacks what the command needs (a CUDA
@@ -59,6 +59,9 @@ enum BenchCommand {
     },
     /// Copy bandwidth: scalar / vec2 / vec4 kernels vs cuMemcpyDtoD.
     Copy(CopyArgs),
+    /// Matrix add: row-major vs column-major vs pitched, and the
+    /// sum_matrix_2d block-shape sweep.
+    Matrix(MatrixArgs),
 }
 
 /// Options every suite takes.
@@ -101,6 +104,30 @@ struct CopyArgs {
     common: CommonArgs,
 }
 
+#[derive(Args)]
+struct MatrixArgs {
+    /// Only this part: `layouts` (row/column/pitched) or `sweep` (block shapes).
+    #[arg(long, value_parser = ["layouts", "sweep"])]
+    only: Option<String>,
+    /// Side of the layout experiment's square matrix [default: 10000, 4000 with --quick].
+    #[arg(long)]
+    layout_n: Option<usize>,
+    /// Block of the layout experiment (XxY) [default: 32x32].
+    #[arg(long)]
+    layout_block: Option<coalesce::BlockShape>,
+    /// Side of the sweep's square matrix [default: 16384, 4096 with --quick].
+    #[arg(long)]
+    sweep_n: Option<usize>,
+    /// Sweep only these block shapes (XxY, repeatable) [default: the lesson's fifteen].
+    #[arg(long = "shape")]
+    shapes: Vec<coalesce::BlockShape>,
+    /// Sweep only this kernel: x1 (sum_matrix_2d) or x4 (sum_matrix_2d_x4) [default: both].
+    #[arg(long, value_parser = ["x1", "x4"])]
+    variant: Option<String>,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
@@ -120,6 +147,27 @@ fn main() -> ExitCode {
                 ..base
             };
             copy::run(gpu, &opts).map(|_| ())
+        }),
+        Command::Bench { suite: BenchCommand::Matrix(args) } => with_gpu(|gpu| {
+            let base =
+                if args.common.quick { matrix::MatrixOptions::quick() } else { matrix::MatrixOptions::default() };
+            let variants = match args.variant.as_deref() {
+                Some("x1") => vec![coalesce::SumVariant::X1],
+                Some(_) => vec![coalesce::SumVariant::X4],
+                None => base.variants.clone(),
+            };
+            let opts = matrix::MatrixOptions {
+                layout_n: args.layout_n.unwrap_or(base.layout_n),
+                layout_block: args.layout_block.unwrap_or(base.layout_block),
+                sweep_n: args.sweep_n.unwrap_or(base.sweep_n),
+                shapes: if args.shapes.is_empty() { base.shapes.clone() } else { args.shapes.clone() },
+                variants,
+                layouts: args.only.as_deref() != Some("sweep"),
+                sweep: args.only.as_deref() != Some("layouts"),
+                settings: args.common.settings(base.settings),
+                out_dir: args.common.out.clone(),
+            };
+            matrix::run(gpu, &opts).map(|_| ())
         }),
         Command::Sass { arch } => sass(arch),
     }

@@ -326,3 +326,158 @@ pub(crate) fn mem_info() -> Result<(usize, usize), DriverError> {
     check("cuMemGetInfo", unsafe { cuMemGetInfo_v2(&mut free, &mut total) })?;
     Ok((free, total))
 }
+
+// Pitched 2D memory: allocation, free and 2D copies (`pitched.rs`).
+
+#[link(name = "cuda")]
+unsafe extern "C" {
+    fn cuMemAllocPitch_v2(
+        dptr: *mut CUdeviceptr,
+        pitch: *mut usize,
+        width_bytes: usize,
+        height: usize,
+        element_size_bytes: c_uint,
+    ) -> CuResult;
+    fn cuMemFree_v2(dptr: CUdeviceptr) -> CuResult;
+    fn cuMemcpy2DAsync_v2(copy: *const Memcpy2D, stream: CUstream) -> CuResult;
+    fn cuMemcpy2DUnaligned_v2(copy: *const Memcpy2D) -> CuResult;
+    fn cuCtxSynchronize() -> CuResult;
+}
+
+/// `CU_MEMORYTYPE_HOST`
+pub(crate) const MEMORYTYPE_HOST: c_uint = 1;
+/// `CU_MEMORYTYPE_DEVICE`
+pub(crate) const MEMORYTYPE_DEVICE: c_uint = 2;
+
+/// `CUDA_MEMCPY2D` (the `_v2` ABI, `cuda.h` since CUDA 3.2): one side of a
+/// copy is `{X in bytes, Y in rows, memory type, host pointer, device
+/// pointer, array, pitch in bytes}`, then the extent `WidthInBytes ×
+/// Height`. Every `size_t` is 64 bits; the memory type is a C enum (32
+/// bits, then 4 bytes of padding before the pointer). 128 bytes in all,
+/// field for field the layout of cust-raw's bindgen `CUDA_MEMCPY2D_st`
+/// (checked by a unit test).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Memcpy2D {
+    pub src_x_in_bytes: usize,
+    pub src_y: usize,
+    pub src_memory_type: c_uint,
+    pub src_host: *const c_void,
+    pub src_device: CUdeviceptr,
+    pub src_array: *mut c_void,
+    pub src_pitch: usize,
+    pub dst_x_in_bytes: usize,
+    pub dst_y: usize,
+    pub dst_memory_type: c_uint,
+    pub dst_host: *mut c_void,
+    pub dst_device: CUdeviceptr,
+    pub dst_array: *mut c_void,
+    pub dst_pitch: usize,
+    pub width_in_bytes: usize,
+    pub height: usize,
+}
+
+/// Pitched allocation: returns the base address and the pitch in bytes.
+/// `element_size` must be 4, 8 or 16 (the driver refuses other values).
+pub(crate) fn mem_alloc_pitch(
+    width_bytes: usize,
+    height: usize,
+    element_size: u32,
+) -> Result<(CUdeviceptr, usize), DriverError> {
+    let (mut ptr, mut pitch) = (0, 0);
+    // SAFETY: writes one address and one size; the context is current.
+    check("cuMemAllocPitch", unsafe { cuMemAllocPitch_v2(&mut ptr, &mut pitch, width_bytes, height, element_size) })?;
+    Ok((ptr, pitch))
+}
+
+/// Frees a device allocation.
+///
+/// # Safety
+/// `ptr` must come from an allocation of the current context, freed once.
+pub(crate) unsafe fn mem_free(ptr: CUdeviceptr) -> Result<(), DriverError> {
+    // SAFETY: forwarded to the caller's contract.
+    check("cuMemFree", unsafe { cuMemFree_v2(ptr) })
+}
+
+/// Stream-ordered 2D copy.
+///
+/// # Safety
+/// Every row of both sides (`Height` rows of `WidthInBytes` from X, Y at
+/// their pitch) must lie in live memory of the given type, host memory
+/// valid until the stream has passed the copy.
+pub(crate) unsafe fn memcpy_2d(copy: &Memcpy2D, stream: CUstream) -> Result<(), DriverError> {
+    // SAFETY: forwarded to the caller's contract; the struct has the
+    // driver's layout.
+    check("cuMemcpy2DAsync", unsafe { cuMemcpy2DAsync_v2(copy, stream) })
+}
+
+/// 2D copy for any pitches, then a wait for the whole context: device to
+/// device, `cuMemcpy2D` "may fail for pitches not computed by
+/// cuMemAllocPitch" (a linear buffer's row length), `cuMemcpy2DUnaligned`
+/// does not. It runs on the legacy default stream and does not wait for a
+/// device-to-device copy to finish, hence the context synchronize.
+///
+/// # Safety
+/// As [`memcpy_2d`]; work queued on other streams that touches the same
+/// memory must have completed.
+pub(crate) unsafe fn memcpy_2d_unaligned(copy: &Memcpy2D) -> Result<(), DriverError> {
+    // SAFETY: forwarded to the caller's contract.
+    check("cuMemcpy2DUnaligned", unsafe { cuMemcpy2DUnaligned_v2(copy) })?;
+    // SAFETY: no arguments; waits for all work of the current context.
+    check("cuCtxSynchronize", unsafe { cuCtxSynchronize() })
+}
+
+#[cfg(test)]
+mod memcpy2d_layout {
+    use std::mem::{align_of, offset_of, size_of};
+
+    use cust::sys::CUDA_MEMCPY2D_st as C;
+
+    use super::Memcpy2D as M;
+
+    #[test]
+    fn matches_the_driver_header() {
+        assert_eq!((size_of::<M>(), align_of::<M>()), (128, 8));
+        assert_eq!((size_of::<C>(), align_of::<C>()), (128, 8));
+        let ours = [
+            offset_of!(M, src_x_in_bytes),
+            offset_of!(M, src_y),
+            offset_of!(M, src_memory_type),
+            offset_of!(M, src_host),
+            offset_of!(M, src_device),
+            offset_of!(M, src_array),
+            offset_of!(M, src_pitch),
+            offset_of!(M, dst_x_in_bytes),
+            offset_of!(M, dst_y),
+            offset_of!(M, dst_memory_type),
+            offset_of!(M, dst_host),
+            offset_of!(M, dst_device),
+            offset_of!(M, dst_array),
+            offset_of!(M, dst_pitch),
+            offset_of!(M, width_in_bytes),
+            offset_of!(M, height),
+        ];
+        let theirs = [
+            offset_of!(C, srcXInBytes),
+            offset_of!(C, srcY),
+            offset_of!(C, srcMemoryType),
+            offset_of!(C, srcHost),
+            offset_of!(C, srcDevice),
+            offset_of!(C, srcArray),
+            offset_of!(C, srcPitch),
+            offset_of!(C, dstXInBytes),
+            offset_of!(C, dstY),
+            offset_of!(C, dstMemoryType),
+            offset_of!(C, dstHost),
+            offset_of!(C, dstDevice),
+            offset_of!(C, dstArray),
+            offset_of!(C, dstPitch),
+            offset_of!(C, WidthInBytes),
+            offset_of!(C, Height),
+        ];
+        assert_eq!(ours, theirs);
+        assert_eq!(ours, [0, 8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120]);
+        assert_eq!(super::MEMORYTYPE_HOST, cust::sys::CUmemorytype::CU_MEMORYTYPE_HOST as u32);
+        assert_eq!(super::MEMORYTYPE_DEVICE, cust::sys::CUmemorytype::CU_MEMORYTYPE_DEVICE as u32);
+    }
+}

@@ -218,6 +218,64 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+
+    /// A 2D extent (width × height, in elements) with a zero side.
+    #[error("{op}: a {width} x {height} extent (width x height, elements) is empty; both must be at least 1")]
+    ZeroExtent {
+        /// The operation.
+        op: &'static str,
+        /// Width asked for, elements.
+        width: usize,
+        /// Height asked for, rows.
+        height: usize,
+    },
+
+    /// A 2D extent whose size in bytes does not fit the address space.
+    #[error("{op}: {width} x {height} elements of {elem_size} bytes overflow the byte size")]
+    ExtentOverflow {
+        /// The operation.
+        op: &'static str,
+        /// Width, elements.
+        width: usize,
+        /// Height, rows.
+        height: usize,
+        /// Bytes per element.
+        elem_size: usize,
+    },
+
+    /// Pitched allocations take elements of 4, 8 or 16 bytes only (what
+    /// `cuMemAllocPitch` accepts as its element size).
+    #[error("{op}: {elem_size}-byte elements cannot be allocated pitched; cuMemAllocPitch takes 4, 8 or 16")]
+    PitchedElementSize {
+        /// The operation.
+        op: &'static str,
+        /// The element size asked for, bytes.
+        elem_size: usize,
+    },
+
+    /// A rectangle does not lie inside a 2D buffer.
+    #[error("{op}: rectangle {rect} does not lie inside the {width} x {height} buffer (width x height, elements)")]
+    RectOutOfBounds {
+        /// The operation.
+        op: &'static str,
+        /// The rectangle.
+        rect: crate::pitched::Rect,
+        /// The buffer's width, elements.
+        width: usize,
+        /// The buffer's height, rows.
+        height: usize,
+    },
+
+    /// Two 2D buffers that must have the same width and height do not.
+    #[error("{op}: extent mismatch: expected {} x {}, got {} x {} (width x height, elements)", expected.0, expected.1, got.0, got.1)]
+    ExtentMismatch {
+        /// The operation.
+        op: &'static str,
+        /// Width and height required.
+        expected: (usize, usize),
+        /// Width and height given.
+        got: (usize, usize),
+    },
 }
 
 impl Error {

@@ -13,6 +13,9 @@
 //! * [`copy`]: the vectorized copy lesson (scalar / vec2 / vec4).
 //! * [`conv`]: convolution with constant-memory masks and shared tiles
 //!   with halo cells, every `scipy.ndimage` boundary mode.
+//! * [`PitchedBuffer`]: pitched 2D device memory and 2D copies
+//!   ([`pitched`]); [`matrix`]: matrix addition in three layouts and
+//!   `sum_matrix_2d` with validated 2D block shapes.
 //! * [`reference`]: rayon CPU references the kernels are verified against.
 //! * [`inspect`]: `ptxas` resource reports and SASS, for checking what the
 //!   compiler really emitted.
@@ -29,8 +32,10 @@ pub mod error;
 mod gpu;
 pub mod inspect;
 pub mod launch;
+pub mod matrix;
 mod memory;
 mod module;
+pub mod pitched;
 pub mod ptx;
 pub mod reference;
 
@@ -40,8 +45,10 @@ pub use device::{DeviceInfo, DeviceLimits};
 pub use error::{DriverError, Error, Result};
 pub use gpu::{Gpu, SYNC_LAUNCHES_ENV};
 pub use launch::{Axis, DevicePtr, Dim3, KernelArg, KernelLimits, LaunchConfig, LaunchLimit, LimitViolation};
+pub use matrix::{BlockShape, MatrixLayout, SumVariant};
 pub use memory::{DeviceBuffer, DeviceView, DeviceViewMut};
 pub use module::PtxModule;
+pub use pitched::{PitchedBuffer, Rect};
 
 /// The device crate (kernels' shared constants and index arithmetic).
 pub use coalesce_kernels as kernels;

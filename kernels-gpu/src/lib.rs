@@ -13,6 +13,8 @@
 //! * [`copy`]: the vectorized copy kernels of the first lesson.
 //! * [`conv`]: 1D and 2D convolution with constant-memory masks and
 //!   shared-memory tiles with halo cells, in every boundary mode.
+//! * [`matrix`]: matrix addition in row-major, column-major and pitched
+//!   layouts, and `sum_matrix_2d` with the block shape chosen at launch.
 //! * [`probe`]: one small kernel per device-support piece, so each piece is
 //!   exercised on the GPU and inspected in SASS.
 #![no_std]
@@ -21,6 +23,7 @@
 pub mod conv;
 pub mod copy;
 pub mod dev;
+pub mod matrix;
 pub mod probe;
 
 /// Kernels abort the whole grid on panic: there is no unwinding on the device.

@@ -181,6 +181,41 @@ pub fn gbps(bytes_moved: f64, ms: f64) -> f64 {
     bytes_moved / (ms * 1e-3) / 1e9
 }
 
+/// The driver's device-to-device copy (`cuMemcpyDtoDAsync`) of one size,
+/// measured like any operation: the DRAM reference every "% of the DRAM
+/// floor" figure divides by.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct DtodReference {
+    /// Bytes copied per operation.
+    pub bytes: u64,
+    /// Bandwidth from the median, GB/s (`2 · bytes` read + written).
+    pub gbps: f64,
+    /// Per-copy time statistics.
+    pub stats: Stats,
+}
+
+impl DtodReference {
+    /// The floor for an operation that must move `bytes_moved` bytes (read
+    /// + written): `bytes_moved / DtoD bandwidth`, ms.
+    pub fn floor_ms(&self, bytes_moved: f64) -> f64 {
+        bytes_moved / (self.gbps * 1e9) * 1e3
+    }
+}
+
+/// Measures [`Gpu::copy_with_driver`] on a fresh pair of `bytes`-byte
+/// buffers (freed afterwards) with settings `s`.
+pub fn measure_dtod(gpu: &Gpu, s: &Settings, bytes: u64) -> Result<DtodReference, Error> {
+    let words = usize::try_from(bytes / 4).map_err(|_| Error::InvalidArgument {
+        op: "measure_dtod",
+        message: format!("{bytes} bytes do not fit this machine's address space"),
+    })?;
+    let src = gpu.alloc_zeroed::<u32>(words)?;
+    let mut dst = gpu.alloc_zeroed::<u32>(words)?;
+    let stats = measure(gpu, s, |_| gpu.copy_with_driver(&src.as_view(), &mut dst.as_view_mut()))?;
+    let copied = 4 * words as u64;
+    Ok(DtodReference { bytes: copied, gbps: gbps(2.0 * copied as f64, stats.median_ms), stats })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -238,6 +273,14 @@ mod tests {
         assert_eq!(batch_size(f64::NAN, 0.2), MAX_BATCH);
         assert_eq!(batch_size(0.01, 0.0), 1);
         assert_eq!(batch_size(0.03, 0.2), 7);
+    }
+
+    #[test]
+    fn dtod_floor() {
+        let stats = Stats::from_samples(&[1.0], 1).unwrap();
+        let r = DtodReference { bytes: 1 << 30, gbps: 3000.0, stats };
+        // 3 GB at 3000 GB/s: 1 ms.
+        assert!((r.floor_ms(3e9) - 1.0).abs() < 1e-12);
     }
 
     #[test]

@@ -14,12 +14,14 @@
 //! | constant-memory arrays | [`constant`] | constant-bank operands / `LDC` |
 //! | static and dynamic shared memory | [`shared`] | `LDS`/`STS` |
 //! | warp shuffles (down, xor) | [`warp`] | `SHFL.DOWN`, `SHFL.BFLY` |
+//! | pitched 2D row/element addresses | [`pitched`] | (the pitched matrix kernel; GPU-tested) |
 //!
 //! Pure arithmetic (grid-stride bounds, vector split of a misaligned range) is
 //! compiled on the host too, so the host plans launches with the very same
 //! functions the kernels use, and unit tests run without a GPU.
 
 pub mod grid;
+pub mod pitched;
 pub mod vector;
 
 #[cfg(target_arch = "nvptx64")]
