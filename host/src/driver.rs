@@ -326,3 +326,27 @@ pub(crate) fn mem_info() -> Result<(usize, usize), DriverError> {
     check("cuMemGetInfo", unsafe { cuMemGetInfo_v2(&mut free, &mut total) })?;
     Ok((free, total))
 }
+
+#[link(name = "cuda")]
+unsafe extern "C" {
+    fn cuOccupancyMaxPotentialBlockSize(
+        min_grid_size: *mut c_int,
+        block_size: *mut c_int,
+        func: CUfunction,
+        block_size_to_dynamic_smem: Option<unsafe extern "C" fn(c_int) -> usize>,
+        dynamic_smem: usize,
+        block_size_limit: c_int,
+    ) -> CuResult;
+}
+
+/// The driver's suggested launch for `f` with a fixed `dynamic_shared`
+/// bytes per block: `(minimum grid for full occupancy, block size)`
+/// (`cuOccupancyMaxPotentialBlockSize`, no block-size limit).
+pub(crate) fn occupancy_max_potential_block_size(f: CUfunction, dynamic_shared: usize) -> Result<(u32, u32), DriverError> {
+    let (mut grid, mut block) = (0, 0);
+    // SAFETY: valid function handle; writes two ints; no callback.
+    check("cuOccupancyMaxPotentialBlockSize", unsafe {
+        cuOccupancyMaxPotentialBlockSize(&mut grid, &mut block, f, None, dynamic_shared, 0)
+    })?;
+    Ok((grid.max(0) as u32, block.max(0) as u32))
+}

@@ -359,6 +359,23 @@ impl Gpu {
     }
 }
 
+impl Gpu {
+    /// Every kernel (entry point) of the loaded module, in PTX order.
+    pub fn kernel_names(&self) -> Vec<&'static str> {
+        let text = ptx::text(self.inner.arch).unwrap_or_default();
+        text.split(".entry ").skip(1).filter_map(|s| s.split('(').next()).map(str::trim).collect()
+    }
+
+    /// The driver's suggested launch for kernel `name` with
+    /// `dynamic_shared` bytes per block: `(minimum grid for full occupancy,
+    /// block size)` (`cuOccupancyMaxPotentialBlockSize`).
+    pub fn driver_suggested_launch(&self, name: &'static str, dynamic_shared: usize) -> Result<(u32, u32)> {
+        let func = self.kernel_info(name)?.func;
+        self.bind()?;
+        Ok(driver::occupancy_max_potential_block_size(func, dynamic_shared)?)
+    }
+}
+
 impl std::fmt::Debug for Gpu {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Gpu")

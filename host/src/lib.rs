@@ -11,6 +11,9 @@
 //! * [`Gpu::write_symbol`]: constant memory written by name.
 //! * [`Gpu::time`]: CUDA-event timing.
 //! * [`copy`]: the vectorized copy lesson (scalar / vec2 / vec4).
+//! * [`query`], [`occupancy`], [`divergence`], [`reduce`]: the execution
+//!   model lesson: device query and Little's law, the occupancy calculator,
+//!   warp divergence, and sums of `i32`/`f32`/`f64`.
 //! * [`reference`]: rayon CPU references the kernels are verified against.
 //! * [`inspect`]: `ptxas` resource reports and SASS, for checking what the
 //!   compiler really emitted.
@@ -21,13 +24,17 @@
 
 pub mod copy;
 pub mod device;
+pub mod divergence;
 mod driver;
 pub mod error;
 mod gpu;
 pub mod inspect;
 pub mod launch;
 mod memory;
+pub mod occupancy;
 pub mod ptx;
+pub mod query;
+pub mod reduce;
 pub mod reference;
 
 pub use copy::{CopyPlan, CopyPolicy, CopyVariant, Width};
@@ -37,6 +44,8 @@ pub use error::{DriverError, Error, Result};
 pub use gpu::{Gpu, SYNC_LAUNCHES_ENV};
 pub use launch::{Axis, DevicePtr, Dim3, KernelArg, KernelLimits, LaunchConfig, LaunchLimit, LimitViolation};
 pub use memory::{DeviceBuffer, DeviceView, DeviceViewMut};
+pub use occupancy::{Occupancy, Suggestion};
+pub use reduce::{ReduceElem, ReducePlan, ReducePolicy, ReduceVariant};
 
 /// The device crate (kernels' shared constants and index arithmetic).
 pub use coalesce_kernels as kernels;

@@ -11,6 +11,8 @@
 //!   barriers, vector memory access, constant and shared memory, warp
 //!   shuffles), each piece checked in PTX/SASS by the host's tests.
 //! * [`copy`]: the vectorized copy kernels of the first lesson.
+//! * [`divergence`]: the warp-divergence lesson's `math_kernel1..4`.
+//! * [`reduce`]: sums of `i32`/`f32`/`f64` (neighbored, interleaved, fast).
 //! * [`probe`]: one small kernel per device-support piece, so each piece is
 //!   exercised on the GPU and inspected in SASS.
 #![no_std]
@@ -18,7 +20,9 @@
 
 pub mod copy;
 pub mod dev;
+pub mod divergence;
 pub mod probe;
+pub mod reduce;
 
 /// Kernels abort the whole grid on panic: there is no unwinding on the device.
 #[cfg(target_arch = "nvptx64")]
