@@ -7,7 +7,7 @@
 //!   samples, statistics) — the one place that decides it.
 //! * [`report`]: how results are shown (text tables, JSON, SVG plots, byte
 //!   sizes).
-//! * one module per suite ([`copy`]), listed in [`SUITES`].
+//! * one module per suite ([`copy`], [`reduce`]), listed in [`SUITES`].
 //!
 //! Units everywhere: GB = 1e9 bytes; the bytes an operation moves are the
 //! bytes it reads plus the bytes it writes.
@@ -17,6 +17,7 @@ use std::path::PathBuf;
 
 pub mod copy;
 pub mod harness;
+pub mod reduce;
 pub mod report;
 
 /// A benchmark suite's name and one-line description (for `bench list`).
@@ -29,7 +30,7 @@ pub struct SuiteInfo {
 }
 
 /// Every suite, in the order `bench list` shows them.
-pub const SUITES: &[SuiteInfo] = &[copy::SUITE];
+pub const SUITES: &[SuiteInfo] = &[copy::SUITE, reduce::SUITE];
 
 /// Why a benchmark run stopped.
 #[derive(Debug)]
