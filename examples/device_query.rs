@@ -47,11 +47,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Err(e) if e.is_no_device() => {
             println!("no CUDA device ({e}); the lesson's Fermi rows from the same formulas:");
             let a = ArithmeticParallelism::new(assumptions.arithmetic_latency_cycles, 32.0, 32);
-            println!("  arithmetic: {:.0} cycles x 32 ops/cycle = {:.0} ops = {:.0} warps per SM", a.latency_cycles, a.ops_in_flight, a.warps_per_sm);
-            let m = MemoryParallelism::new(assumptions.memory_latency_cycles, 144.0, 1.566, assumptions.bytes_per_thread, 32, 16);
+            println!(
+                "  arithmetic: {:.0} cycles x 32 ops/cycle = {:.0} ops = {:.0} warps per SM",
+                a.latency_cycles, a.ops_in_flight, a.warps_per_sm
+            );
+            let m = MemoryParallelism::new(
+                assumptions.memory_latency_cycles,
+                144.0,
+                1.566,
+                assumptions.bytes_per_thread,
+                32,
+                16,
+            );
             println!(
                 "  memory: 144 GB/s / 1.566 GHz = {:.0} B/cycle x {:.0} = {:.0} KB = {:.0} threads = {:.0} warps = {:.0} per SM",
-                m.bytes_per_cycle, m.latency_cycles, m.bytes_in_flight / 1000.0, m.threads, m.warps, m.warps_per_sm
+                m.bytes_per_cycle,
+                m.latency_cycles,
+                m.bytes_in_flight / 1000.0,
+                m.threads,
+                m.warps,
+                m.warps_per_sm
             );
             return Ok(());
         }

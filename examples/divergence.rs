@@ -47,7 +47,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         if let Some(i) = (0..size).find(|&i| got[i] != k.expected(i)) {
             return Err(format!("{}: c[{i}] = {}, expected {}", k.lesson_name(), got[i], k.expected(i)).into());
         }
-        println!("{:<12} <<< {:4} {:4} >>> elapsed {:.6} sec", k.lesson_name(), cfg.grid.x, cfg.block.x, ms as f64 / 1e3);
+        println!(
+            "{:<12} <<< {:4} {:4} >>> elapsed {:.6} sec",
+            k.lesson_name(),
+            cfg.grid.x,
+            cfg.block.x,
+            ms as f64 / 1e3
+        );
     }
     println!("(CUDA-event times; every result verified against the CPU reference)");
     Ok(())

@@ -49,8 +49,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     println!("{}\n", gpu.info());
     let mut t = Table::new([
-        "kernel", "regs", "smem", "threads", "warps", "blocks/SM", "warps/SM", "occupancy", "limited by", "driver",
-        "suggest", "driver suggests",
+        "kernel",
+        "regs",
+        "smem",
+        "threads",
+        "warps",
+        "blocks/SM",
+        "warps/SM",
+        "occupancy",
+        "limited by",
+        "driver",
+        "suggest",
+        "driver suggests",
     ]);
     for name in gpu.kernel_names() {
         let limits = gpu.kernel_limits(name)?;

@@ -39,9 +39,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // block, and the launch gives each block `threads` floats of dynamic
     // shared memory; the kernel's only defect is the missing barrier, which
     // makes the values racy, not the accesses out of bounds.
-    unsafe {
-        gpu.launch("race_demo_missing_barrier", &cfg, &[&input.device_ptr(), &partials.device_ptr(), &n])?
-    };
+    unsafe { gpu.launch("race_demo_missing_barrier", &cfg, &[&input.device_ptr(), &partials.device_ptr(), &n])? };
     let got = partials.to_vec()?;
     let racy: f32 = got.iter().sum();
     let right = gpu.reduce_sum(&input.as_view(), ReduceVariant::Interleaved)?;

@@ -140,7 +140,8 @@ fn parse_elems(text: &str) -> Result<u64, String> {
 fn reduce_bench(gpu: &Gpu, args: &ReduceArgs) -> Result<(), BenchError> {
     let base = if args.common.quick { reduce::ReduceOptions::quick() } else { reduce::ReduceOptions::default() };
     let types = args.types.iter().map(|t| t.parse()).collect::<Result<Vec<_>, _>>().map_err(BenchError::Options)?;
-    let variants = args.variants.iter().map(|v| v.parse()).collect::<Result<Vec<_>, _>>().map_err(BenchError::Options)?;
+    let variants =
+        args.variants.iter().map(|v| v.parse()).collect::<Result<Vec<_>, _>>().map_err(BenchError::Options)?;
     let opts = reduce::ReduceOptions {
         min_elems: args.min_elems.unwrap_or(base.min_elems),
         max_elems: args.max_elems.unwrap_or(base.max_elems),

@@ -20,7 +20,13 @@ fn every_math_kernel_matches_the_reference() {
                 assert_eq!(cfg.grid.x as usize, n.div_ceil(block as usize));
                 let got = out.to_vec().unwrap();
                 if let Some(i) = (0..n).find(|&i| got[i] != k.expected(i)) {
-                    panic!("{} n={n} block={block}: c[{i}] = {} (bits {:#x}), expected {}", k.kernel(), got[i], got[i].to_bits(), k.expected(i));
+                    panic!(
+                        "{} n={n} block={block}: c[{i}] = {} (bits {:#x}), expected {}",
+                        k.kernel(),
+                        got[i],
+                        got[i].to_bits(),
+                        k.expected(i)
+                    );
                 }
             }
         }
@@ -35,7 +41,7 @@ fn intended_kernel4_differs_from_the_lesson_as_written() {
     gpu.math_kernel(MathKernel::K4, &mut out.as_view_mut(), 64).unwrap();
     let got = out.to_vec().unwrap();
     let as_written: Vec<f32> = (0..n).map(lesson_kernel4_as_written).collect();
-    assert!(got.iter().any(|&x| x == 100.0), "no thread took the warp-uniform `if` path");
+    assert!(got.contains(&100.0), "no thread took the warp-uniform `if` path");
     assert_ne!(got, as_written);
     assert!(as_written.iter().all(|&x| x == 200.0));
 }

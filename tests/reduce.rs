@@ -70,7 +70,7 @@ fn exact_check<T: ReduceElem + From<i8> + Into<f64> + Copy>(gpu: &Gpu, rng: &mut
         for off in OFFSETS {
             let want: f64 = host[off..off + n].iter().map(|&x| x.into()).sum();
             for v in ReduceVariant::ALL {
-                let got: f64 = gpu_sum(&gpu, &buf, off, n, v).into();
+                let got: f64 = gpu_sum(gpu, &buf, off, n, v).into();
                 assert_eq!(got, want, "{} {v} n={n} offset={off} seed={seed}", T::NAME);
             }
         }
@@ -100,7 +100,12 @@ fn rounding_check<T: ReduceElem + Into<f64> + Copy>(gpu: &Gpu, host: &[T], seed:
                 let got = gpu_sum(gpu, &buf, off, n, v);
                 let err = (got.into() - exact).abs();
                 let ctx = format!("{} {v} n={n} offset={off} seed={seed}", T::NAME);
-                assert!(err <= bound, "{ctx}: |{:?} - {exact}| = {err:e} > bound {bound:e} (chain {})", got, plan.chain_length());
+                assert!(
+                    err <= bound,
+                    "{ctx}: |{:?} - {exact}| = {err:e} > bound {bound:e} (chain {})",
+                    got,
+                    plan.chain_length()
+                );
                 let again = gpu_sum(gpu, &buf, off, n, v);
                 assert_eq!(again.into().to_bits(), got.into().to_bits(), "{ctx}: not repeatable");
             }

@@ -34,7 +34,9 @@ fn compiled(test: &str) -> Vec<Compiled> {
         for arch in ptx::archs() {
             match tools.compile(ptx::text(arch).expect("listed arch"), arch) {
                 Ok(c) => out.push(c),
-                Err(Error::ToolArch { message, .. }) => skip(format!("this ptxas cannot assemble sm_{arch}: {message}")),
+                Err(Error::ToolArch { message, .. }) => {
+                    skip(format!("this ptxas cannot assemble sm_{arch}: {message}"))
+                }
                 Err(e) => panic!("{test}: sm_{arch}: {e}"),
             }
         }
@@ -80,7 +82,10 @@ fn fast_reduction_loads_128_bits_and_shuffles() {
                 .take_while(|i| !matches!(i.base(), "FADD" | "DADD" | "IADD3"))
                 .filter(|i| i.global_access() == Some((Access::Load, 128)))
                 .count();
-            println!("sm_{} {k}: {wide} 128-bit loads, {run} issued before the first add, {} registers", c.arch, r.registers);
+            println!(
+                "sm_{} {k}: {wide} 128-bit loads, {run} issued before the first add, {} registers",
+                c.arch, r.registers
+            );
         }
     }
 }

@@ -57,8 +57,8 @@ impl MathKernel {
     /// on the other.
     pub fn expected(self, tid: usize) -> f32 {
         let first = match self {
-            MathKernel::K1 | MathKernel::K3 => tid % 2 == 0,
-            MathKernel::K2 | MathKernel::WarmingUp => (tid / 32) % 2 == 0,
+            MathKernel::K1 | MathKernel::K3 => tid.is_multiple_of(2),
+            MathKernel::K2 | MathKernel::WarmingUp => (tid / 32).is_multiple_of(2),
             MathKernel::K4 => ((tid >> 5) & 1) == 0,
         };
         if first { 100.0 } else { 200.0 }
@@ -78,7 +78,12 @@ impl Gpu {
     /// Launches `kernel` over `out` (every element written) with `block`
     /// threads per block and `ceil(n / block)` blocks, as the lesson does.
     /// Queued on this handle's stream; returns the configuration.
-    pub fn math_kernel(&self, kernel: MathKernel, out: &mut DeviceViewMut<'_, f32>, block: u32) -> Result<LaunchConfig> {
+    pub fn math_kernel(
+        &self,
+        kernel: MathKernel,
+        out: &mut DeviceViewMut<'_, f32>,
+        block: u32,
+    ) -> Result<LaunchConfig> {
         out.check_gpu(self, "math_kernel")?;
         let n = out.len();
         let cfg = LaunchConfig::new(blocks_for(n, block, u32::MAX), block);

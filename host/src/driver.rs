@@ -342,7 +342,10 @@ unsafe extern "C" {
 /// The driver's suggested launch for `f` with a fixed `dynamic_shared`
 /// bytes per block: `(minimum grid for full occupancy, block size)`
 /// (`cuOccupancyMaxPotentialBlockSize`, no block-size limit).
-pub(crate) fn occupancy_max_potential_block_size(f: CUfunction, dynamic_shared: usize) -> Result<(u32, u32), DriverError> {
+pub(crate) fn occupancy_max_potential_block_size(
+    f: CUfunction,
+    dynamic_shared: usize,
+) -> Result<(u32, u32), DriverError> {
     let (mut grid, mut block) = (0, 0);
     // SAFETY: valid function handle; writes two ints; no callback.
     check("cuOccupancyMaxPotentialBlockSize", unsafe {

@@ -213,22 +213,20 @@ fn occupancy_with(
         || kernel.registers_per_thread > units.max_registers_per_thread
     {
         0
-    } else if per_warp == 0 {
-        u32::MAX
     } else {
         let parts = units.sub_partitions.max(1) as u64;
-        let warps_per_part = (device.registers_per_sm as u64 / parts) / per_warp;
-        ((warps_per_part * parts) / warps as u64) as u32
+        match (device.registers_per_sm as u64 / parts).checked_div(per_warp) {
+            Some(warps_per_part) => ((warps_per_part * parts) / warps as u64) as u32,
+            None => u32::MAX,
+        }
     };
 
     let used = kernel.static_shared_bytes as u64 + device.reserved_shared_per_block as u64 + dynamic_shared as u64;
     let shared = round_up(used, units.shared_unit as u64);
     let by_shared = if shared > shared_limit as u64 + device.reserved_shared_per_block as u64 {
         0
-    } else if shared == 0 {
-        u32::MAX
     } else {
-        (device.shared_per_sm as u64 / shared) as u32
+        (device.shared_per_sm as u64).checked_div(shared).map_or(u32::MAX, |b| b as u32)
     };
 
     let active = by_warps.min(by_limit).min(by_regs).min(by_shared);
@@ -364,7 +362,13 @@ impl Gpu {
 
     /// [`suggest`] for kernel `name` on this device.
     pub fn suggest_block_size(&self, name: &'static str, dynamic_shared: u32) -> Result<Suggestion> {
-        suggest(&self.info().limits, &self.granularity(), &self.kernel_limits(name)?, dynamic_shared, self.info().sm_count)
+        suggest(
+            &self.info().limits,
+            &self.granularity(),
+            &self.kernel_limits(name)?,
+            dynamic_shared,
+            self.info().sm_count,
+        )
     }
 }
 
@@ -413,7 +417,10 @@ mod tests {
         assert_eq!(occ(33, 0, 256, 0).active_blocks, 6);
         // Shared memory: 48 KiB static + 1 KiB reserved = 49 KiB -> 4 per 228 KiB.
         let o = occ(16, 48 * 1024, 128, 0);
-        assert_eq!((o.shared_per_block, o.active_blocks, o.limiters.clone()), (49 * 1024, 4, vec![Limiter::SharedMemory]));
+        assert_eq!(
+            (o.shared_per_block, o.active_blocks, o.limiters.clone()),
+            (49 * 1024, 4, vec![Limiter::SharedMemory])
+        );
         // Rounded to 128 bytes: 100 + 1024 -> 1152.
         assert_eq!(occ(16, 100, 1024, 0).shared_per_block, 1152);
     }

@@ -189,7 +189,8 @@ impl DeviceReport {
         let lanes = fp32_per_cycle.or_else(|| fp32_lanes_per_sm(info.cc_major, info.cc_minor).map(f64::from));
         DeviceReport {
             properties: p,
-            arithmetic: lanes.map(|ops| ArithmeticParallelism::new(assumptions.arithmetic_latency_cycles, ops, l.warp_size)),
+            arithmetic: lanes
+                .map(|ops| ArithmeticParallelism::new(assumptions.arithmetic_latency_cycles, ops, l.warp_size)),
             memory: MemoryParallelism::new(
                 assumptions.memory_latency_cycles,
                 info.theoretical_dram_gbps(),
@@ -211,7 +212,8 @@ impl DeviceReport {
         for (k, v) in &self.properties {
             let _ = writeln!(s, "{k:<w$}  {v}");
         }
-        let _ = writeln!(s, "\nLittle's law: parallelism needed = latency x throughput (assumed latencies; override them)");
+        let _ =
+            writeln!(s, "\nLittle's law: parallelism needed = latency x throughput (assumed latencies; override them)");
         match &self.arithmetic {
             Some(a) => {
                 let _ = writeln!(s, "\narithmetic (32-bit floating-point multiply-add), per SM:");

@@ -121,7 +121,7 @@ impl ReducePolicy {
     fn check(&self, variant: ReduceVariant) -> Result<()> {
         let t = self.threads;
         let ok = match variant {
-            ReduceVariant::Fast => (32..=1024).contains(&t) && t % 32 == 0,
+            ReduceVariant::Fast => (32..=1024).contains(&t) && t.is_multiple_of(32),
             _ => (32..=1024).contains(&t) && t.is_power_of_two(),
         };
         if !ok || self.waves == 0 {
@@ -337,9 +337,7 @@ pub mod cpu {
 
     /// Wrapping sum of `i32`s (the exact sum modulo 2³²).
     pub fn sum_i32_wrapping(x: &[i32]) -> i32 {
-        x.par_chunks(CHUNK)
-            .map(|c| c.iter().fold(0i32, |s, &v| s.wrapping_add(v)))
-            .reduce(|| 0, i32::wrapping_add)
+        x.par_chunks(CHUNK).map(|c| c.iter().fold(0i32, |s, &v| s.wrapping_add(v))).reduce(|| 0, i32::wrapping_add)
     }
 
     /// Compensated (Neumaier) accumulation: `(sum, correction)`.

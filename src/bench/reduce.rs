@@ -214,7 +214,8 @@ pub fn pool(bytes: u64, l2: u64) -> (u64, bool) {
 impl ReduceReport {
     /// The text table.
     pub fn table(&self) -> Table {
-        let mut t = Table::new(["type", "elements", "L2?", "DtoD GB/s", "variant", "GB/s", "% of floor", "passes", "grid"]);
+        let mut t =
+            Table::new(["type", "elements", "L2?", "DtoD GB/s", "variant", "GB/s", "% of floor", "passes", "grid"]);
         for s in &self.sizes {
             for v in &s.variants {
                 t.row([
@@ -280,7 +281,9 @@ pub fn run(gpu: &Gpu, opts: &ReduceOptions) -> BenchResult<ReduceReport> {
         for &n in &list {
             eprintln!("reduce: {} 2^{}", t.name(), n.trailing_zeros());
             let r = match t {
-                ElemType::F32 => measure::<f32>(gpu, opts, t, n, |i| (pattern_word(i) >> 8) as f32 / (1u32 << 24) as f32 - 0.5)?,
+                ElemType::F32 => {
+                    measure::<f32>(gpu, opts, t, n, |i| (pattern_word(i) >> 8) as f32 / (1u32 << 24) as f32 - 0.5)?
+                }
                 ElemType::I32 => measure::<i32>(gpu, opts, t, n, |i| pattern_word(i) as i32)?,
                 ElemType::F64 => measure::<f64>(gpu, opts, t, n, |i| pattern_word(i) as f64 / 4_294_967_296.0 - 0.5)?,
             };
@@ -315,7 +318,11 @@ pub fn run(gpu: &Gpu, opts: &ReduceOptions) -> BenchResult<ReduceReport> {
             (Some(m), Some(r)) => format!("{} ({:.1}%)", if m { "MET" } else { "NOT MET" }, r * 100.0),
             _ => "NOT EVALUATED (2^28 not measured)".into(),
         };
-        println!("goal {} fast >= {:.0}% of the DRAM floor at 2^28 elements: {verdict}", g.elem.name(), GOAL_RATIO * 100.0);
+        println!(
+            "goal {} fast >= {:.0}% of the DRAM floor at 2^28 elements: {verdict}",
+            g.elem.name(),
+            GOAL_RATIO * 100.0
+        );
     }
     let (json, svg) = report.write(&opts.out_dir)?;
     println!("wrote {} and {}", json.display(), svg.display());
