@@ -15,7 +15,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use coalesce::Gpu;
 use coalesce::bench::report::{Align, Table, human_bytes, parse_size};
-use coalesce::bench::{self, BenchError, copy, harness, matrix};
+use coalesce::bench::{self, BenchError, copy, harness, matrix, reduce};
 use coalesce::inspect::{Access, Tools};
 
 /// Exit code when the machine lacks what the command needs (a CUDA
@@ -62,6 +62,8 @@ enum BenchCommand {
     /// Matrix add: row-major vs column-major vs pitched, and the
     /// sum_matrix_2d block-shape sweep.
     Matrix(MatrixArgs),
+    /// Sums of f32 / i32 / f64: neighbored, interleaved, fast vs the DRAM floor.
+    Reduce(ReduceArgs),
 }
 
 /// Options every suite takes.
@@ -128,6 +130,57 @@ struct MatrixArgs {
     common: CommonArgs,
 }
 
+#[derive(Args)]
+struct ReduceArgs {
+    /// Smallest element count: a number or 2^k [default: 2^20].
+    #[arg(long, value_parser = parse_elems)]
+    min_elems: Option<u64>,
+    /// Largest element count [default: 2^28, 2^24 with --quick].
+    #[arg(long, value_parser = parse_elems)]
+    max_elems: Option<u64>,
+    /// Element types, comma-separated (f32, i32, f64).
+    #[arg(long, value_delimiter = ',', default_values_t = ["f32".to_string(), "i32".to_string(), "f64".to_string()])]
+    types: Vec<String>,
+    /// Kernels, comma-separated (neighbored, interleaved, fast).
+    #[arg(long, value_delimiter = ',', default_values_t = ["neighbored".to_string(), "interleaved".to_string(), "fast".to_string()])]
+    variants: Vec<String>,
+    /// Threads per block.
+    #[arg(long, default_value_t = coalesce::ReducePolicy::TUNED.threads)]
+    threads: u32,
+    /// The fast kernel's grid cap in waves of resident blocks.
+    #[arg(long, default_value_t = coalesce::ReducePolicy::TUNED.waves)]
+    waves: u32,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+/// `268435456` or `2^28`.
+fn parse_elems(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    match t.strip_prefix("2^") {
+        Some(e) => e.parse::<u32>().ok().filter(|&e| e < 63).map(|e| 1u64 << e),
+        None => t.parse::<u64>().ok(),
+    }
+    .ok_or_else(|| format!("`{text}` is not an element count (a number or 2^k)"))
+}
+
+fn reduce_bench(gpu: &Gpu, args: &ReduceArgs) -> Result<(), BenchError> {
+    let base = if args.common.quick { reduce::ReduceOptions::quick() } else { reduce::ReduceOptions::default() };
+    let types = args.types.iter().map(|t| t.parse()).collect::<Result<Vec<_>, _>>().map_err(BenchError::Options)?;
+    let variants =
+        args.variants.iter().map(|v| v.parse()).collect::<Result<Vec<_>, _>>().map_err(BenchError::Options)?;
+    let opts = reduce::ReduceOptions {
+        min_elems: args.min_elems.unwrap_or(base.min_elems),
+        max_elems: args.max_elems.unwrap_or(base.max_elems),
+        types,
+        variants,
+        policy: coalesce::ReducePolicy { threads: args.threads, waves: args.waves },
+        settings: args.common.settings(base.settings),
+        out_dir: args.common.out.clone(),
+    };
+    reduce::run(gpu, &opts).map(|_| ())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
@@ -169,6 +222,7 @@ fn main() -> ExitCode {
             };
             matrix::run(gpu, &opts).map(|_| ())
         }),
+        Command::Bench { suite: BenchCommand::Reduce(args) } => with_gpu(|gpu| reduce_bench(gpu, &args)),
         Command::Sass { arch } => sass(arch),
     }
 }

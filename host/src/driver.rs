@@ -481,3 +481,30 @@ mod memcpy2d_layout {
         assert_eq!(super::MEMORYTYPE_DEVICE, cust::sys::CUmemorytype::CU_MEMORYTYPE_DEVICE as u32);
     }
 }
+
+#[link(name = "cuda")]
+unsafe extern "C" {
+    fn cuOccupancyMaxPotentialBlockSize(
+        min_grid_size: *mut c_int,
+        block_size: *mut c_int,
+        func: CUfunction,
+        block_size_to_dynamic_smem: Option<unsafe extern "C" fn(c_int) -> usize>,
+        dynamic_smem: usize,
+        block_size_limit: c_int,
+    ) -> CuResult;
+}
+
+/// The driver's suggested launch for `f` with a fixed `dynamic_shared`
+/// bytes per block: `(minimum grid for full occupancy, block size)`
+/// (`cuOccupancyMaxPotentialBlockSize`, no block-size limit).
+pub(crate) fn occupancy_max_potential_block_size(
+    f: CUfunction,
+    dynamic_shared: usize,
+) -> Result<(u32, u32), DriverError> {
+    let (mut grid, mut block) = (0, 0);
+    // SAFETY: valid function handle; writes two ints; no callback.
+    check("cuOccupancyMaxPotentialBlockSize", unsafe {
+        cuOccupancyMaxPotentialBlockSize(&mut grid, &mut block, f, None, dynamic_shared, 0)
+    })?;
+    Ok((grid.max(0) as u32, block.max(0) as u32))
+}

@@ -236,8 +236,12 @@ impl Gpu {
 
     /// The kernels of the crate's module (every `extern "ptx-kernel"`
     /// entry point), sorted.
-    pub fn kernel_names(&self) -> Vec<&str> {
-        self.inner.module.kernel_names()
+    pub fn kernel_names(&self) -> Vec<&'static str> {
+        let text = ptx::text(self.inner.arch).unwrap_or_default();
+        let mut v: Vec<&'static str> =
+            text.split(".entry ").skip(1).filter_map(|s| s.split('(').next()).map(str::trim).collect();
+        v.sort_unstable();
+        v
     }
 
     /// The constant-memory owner tag of symbol `name` (see
@@ -263,6 +267,17 @@ impl Gpu {
         stop.record(&self.inner.stream).map_err(|e| driver::from_cust("cuEventRecord", e))?;
         stop.synchronize().map_err(|e| driver::from_cust("cuEventSynchronize", e))?;
         Ok(stop.elapsed_time_f32(&start).map_err(|e| driver::from_cust("cuEventElapsedTime", e))?)
+    }
+}
+
+impl Gpu {
+    /// The driver's suggested launch for kernel `name` with
+    /// `dynamic_shared` bytes per block: `(minimum grid for full occupancy,
+    /// block size)` (`cuOccupancyMaxPotentialBlockSize`).
+    pub fn driver_suggested_launch(&self, name: &'static str, dynamic_shared: usize) -> Result<(u32, u32)> {
+        let func = self.inner.module.kernel_info(self, name)?.func;
+        self.bind()?;
+        Ok(driver::occupancy_max_potential_block_size(func, dynamic_shared)?)
     }
 }
 

@@ -16,6 +16,9 @@
 //! * [`PitchedBuffer`]: pitched 2D device memory and 2D copies
 //!   ([`pitched`]); [`matrix`]: matrix addition in three layouts and
 //!   `sum_matrix_2d` with validated 2D block shapes.
+//! * [`query`], [`occupancy`], [`divergence`], [`reduce`]: the execution
+//!   model lesson: device query and Little's law, the occupancy calculator,
+//!   warp divergence, and sums of `i32`/`f32`/`f64`.
 //! * [`reference`]: rayon CPU references the kernels are verified against.
 //! * [`inspect`]: `ptxas` resource reports and SASS, for checking what the
 //!   compiler really emitted.
@@ -27,6 +30,7 @@
 pub mod conv;
 pub mod copy;
 pub mod device;
+pub mod divergence;
 mod driver;
 pub mod error;
 mod gpu;
@@ -35,8 +39,11 @@ pub mod launch;
 pub mod matrix;
 mod memory;
 mod module;
+pub mod occupancy;
 pub mod pitched;
 pub mod ptx;
+pub mod query;
+pub mod reduce;
 pub mod reference;
 
 pub use copy::{CopyPlan, CopyPolicy, CopyVariant, Width};
@@ -48,7 +55,9 @@ pub use launch::{Axis, DevicePtr, Dim3, KernelArg, KernelLimits, LaunchConfig, L
 pub use matrix::{BlockShape, MatrixLayout, SumVariant};
 pub use memory::{DeviceBuffer, DeviceView, DeviceViewMut};
 pub use module::PtxModule;
+pub use occupancy::{Occupancy, Suggestion};
 pub use pitched::{PitchedBuffer, Rect};
+pub use reduce::{ReduceElem, ReducePlan, ReducePolicy, ReduceVariant};
 
 /// The device crate (kernels' shared constants and index arithmetic).
 pub use coalesce_kernels as kernels;

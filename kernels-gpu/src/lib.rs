@@ -15,6 +15,8 @@
 //!   shared-memory tiles with halo cells, in every boundary mode.
 //! * [`matrix`]: matrix addition in row-major, column-major and pitched
 //!   layouts, and `sum_matrix_2d` with the block shape chosen at launch.
+//! * [`divergence`]: the warp-divergence lesson's `math_kernel1..4`.
+//! * [`reduce`]: sums of `i32`/`f32`/`f64` (neighbored, interleaved, fast).
 //! * [`probe`]: one small kernel per device-support piece, so each piece is
 //!   exercised on the GPU and inspected in SASS.
 #![no_std]
@@ -23,8 +25,10 @@
 pub mod conv;
 pub mod copy;
 pub mod dev;
+pub mod divergence;
 pub mod matrix;
 pub mod probe;
+pub mod reduce;
 
 /// Kernels abort the whole grid on panic: there is no unwinding on the device.
 #[cfg(target_arch = "nvptx64")]

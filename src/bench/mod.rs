@@ -7,7 +7,7 @@
 //!   samples, statistics) — the one place that decides it.
 //! * [`report`]: how results are shown (text tables, JSON, SVG plots, byte
 //!   sizes).
-//! * one module per suite ([`copy`], [`matrix`]), listed in [`SUITES`].
+//! * one module per suite ([`copy`], [`matrix`], [`reduce`]), listed in [`SUITES`].
 //!
 //! Units everywhere: GB = 1e9 bytes; the bytes an operation moves are the
 //! bytes it reads plus the bytes it writes.
@@ -18,6 +18,7 @@ use std::path::PathBuf;
 pub mod copy;
 pub mod harness;
 pub mod matrix;
+pub mod reduce;
 pub mod report;
 
 /// A benchmark suite's name and one-line description (for `bench list`).
@@ -30,7 +31,7 @@ pub struct SuiteInfo {
 }
 
 /// Every suite, in the order `bench list` shows them.
-pub const SUITES: &[SuiteInfo] = &[copy::SUITE, matrix::SUITE];
+pub const SUITES: &[SuiteInfo] = &[copy::SUITE, matrix::SUITE, reduce::SUITE];
 
 /// Why a benchmark run stopped.
 #[derive(Debug)]

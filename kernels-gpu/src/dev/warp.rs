@@ -83,6 +83,51 @@ mod device {
         // SAFETY: forwarded.
         f32::from_bits(unsafe { shfl_xor(mask, v.to_bits(), lane_mask) })
     }
+
+    /// [`shfl_down`] for `i32` (moves the bits).
+    ///
+    /// # Safety
+    /// As [`shfl_down`].
+    #[inline(always)]
+    pub unsafe fn shfl_down_i32(mask: u32, v: i32, delta: u32) -> i32 {
+        // SAFETY: forwarded.
+        unsafe { shfl_down(mask, v as u32, delta) as i32 }
+    }
+
+    /// [`shfl_xor`] for `i32` (moves the bits).
+    ///
+    /// # Safety
+    /// As [`shfl_xor`].
+    #[inline(always)]
+    pub unsafe fn shfl_xor_i32(mask: u32, v: i32, lane_mask: u32) -> i32 {
+        // SAFETY: forwarded.
+        unsafe { shfl_xor(mask, v as u32, lane_mask) as i32 }
+    }
+
+    /// [`shfl_down`] for `f64`: a shuffle moves 32 bits, so the two halves
+    /// move separately (two `SHFL.DOWN`).
+    ///
+    /// # Safety
+    /// As [`shfl_down`].
+    #[inline(always)]
+    pub unsafe fn shfl_down_f64(mask: u32, v: f64, delta: u32) -> f64 {
+        let b = v.to_bits();
+        // SAFETY: forwarded.
+        let (lo, hi) = unsafe { (shfl_down(mask, b as u32, delta), shfl_down(mask, (b >> 32) as u32, delta)) };
+        f64::from_bits(((hi as u64) << 32) | lo as u64)
+    }
+
+    /// [`shfl_xor`] for `f64` (two `SHFL.BFLY` of its halves).
+    ///
+    /// # Safety
+    /// As [`shfl_xor`].
+    #[inline(always)]
+    pub unsafe fn shfl_xor_f64(mask: u32, v: f64, lane_mask: u32) -> f64 {
+        let b = v.to_bits();
+        // SAFETY: forwarded.
+        let (lo, hi) = unsafe { (shfl_xor(mask, b as u32, lane_mask), shfl_xor(mask, (b >> 32) as u32, lane_mask)) };
+        f64::from_bits(((hi as u64) << 32) | lo as u64)
+    }
 }
 
 #[cfg(target_arch = "nvptx64")]
