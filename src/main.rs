@@ -15,7 +15,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use coalesce::Gpu;
 use coalesce::bench::report::{Align, Table, human_bytes, parse_size};
-use coalesce::bench::{self, BenchError, copy, harness, matrix, reduce};
+use coalesce::bench::{self, BenchError, conv, copy, harness, matrix, reduce};
 use coalesce::inspect::{Access, Tools};
 
 /// Exit code when the machine lacks what the command needs (a CUDA
@@ -64,6 +64,9 @@ enum BenchCommand {
     Matrix(MatrixArgs),
     /// Sums of f32 / i32 / f64: neighbored, interleaved, fast vs the DRAM floor.
     Reduce(ReduceArgs),
+    /// Convolution: the lesson's 1D kernels and the fast one vs the DRAM
+    /// floor and their CUDA C++ twins.
+    Conv(ConvArgs),
 }
 
 /// Options every suite takes.
@@ -181,6 +184,56 @@ fn reduce_bench(gpu: &Gpu, args: &ReduceArgs) -> Result<(), BenchError> {
     reduce::run(gpu, &opts).map(|_| ())
 }
 
+#[derive(Args)]
+struct ConvArgs {
+    /// Mask widths, comma-separated [default: 3,7,15,31,63,127; 3,31 with --quick].
+    #[arg(long, value_delimiter = ',')]
+    widths: Option<Vec<usize>>,
+    /// Input lengths, comma-separated, numbers or 2^k [default: 2^20,2^22,2^24,2^26,2^27,2^28].
+    #[arg(long, value_delimiter = ',', value_parser = parse_elems)]
+    lengths: Option<Vec<u64>>,
+    /// Kernels, comma-separated (basic, const, tiled, tiled_l2, fast) [default: all].
+    #[arg(long, value_delimiter = ',')]
+    variants: Option<Vec<String>>,
+    /// Boundary mode (zero, nearest, reflect, mirror, wrap).
+    #[arg(long, default_value = "zero")]
+    mode: String,
+    /// Skip the CUDA C++ twins.
+    #[arg(long)]
+    no_twins: bool,
+    /// Seed of the random input and masks.
+    #[arg(long, default_value_t = 2026)]
+    seed: u64,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+fn conv_bench(gpu: &Gpu, args: &ConvArgs) -> Result<(), BenchError> {
+    let base = if args.common.quick { conv::ConvOptions::quick() } else { conv::ConvOptions::default() };
+    let variants = match &args.variants {
+        Some(v) => v.iter().map(|v| v.parse()).collect::<Result<Vec<_>, _>>().map_err(BenchError::Options)?,
+        None => base.variants.clone(),
+    };
+    let lengths = match &args.lengths {
+        Some(l) => l
+            .iter()
+            .map(|&n| usize::try_from(n).map_err(|_| BenchError::Options(format!("length {n} too large"))))
+            .collect::<Result<Vec<_>, _>>()?,
+        None => base.lengths.clone(),
+    };
+    let opts = conv::ConvOptions {
+        widths: args.widths.clone().unwrap_or(base.widths.clone()),
+        lengths,
+        variants,
+        mode: coalesce::conv::parse_boundary(&args.mode).map_err(BenchError::Options)?,
+        twins: !args.no_twins,
+        settings: args.common.settings(base.settings),
+        out_dir: args.common.out.clone(),
+        seed: args.seed,
+    };
+    conv::run(gpu, &opts).map(|_| ())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
@@ -223,6 +276,7 @@ fn main() -> ExitCode {
             matrix::run(gpu, &opts).map(|_| ())
         }),
         Command::Bench { suite: BenchCommand::Reduce(args) } => with_gpu(|gpu| reduce_bench(gpu, &args)),
+        Command::Bench { suite: BenchCommand::Conv(args) } => with_gpu(|gpu| conv_bench(gpu, &args)),
         Command::Sass { arch } => sass(arch),
     }
 }

@@ -306,4 +306,21 @@ impl<T: DeviceCopy> DeviceViewMut<'_, T> {
     pub fn as_view(&self) -> DeviceView<'_, T> {
         DeviceView { raw: self.raw, _m: PhantomData }
     }
+
+    /// Sets every byte of the viewed range to `byte` (a poison pattern
+    /// before a kernel that must overwrite it all).
+    pub fn fill_bytes(&mut self, byte: u8) -> Result<()>
+    where
+        T: Pod,
+    {
+        let bytes = self.byte_len();
+        if bytes == 0 {
+            return Ok(());
+        }
+        let gpu = self.raw.gpu;
+        gpu.bind()?;
+        // SAFETY: the range lies in a live allocation borrowed mutably.
+        unsafe { driver::memset_d8(self.raw.ptr, byte, bytes, gpu.raw_stream())? };
+        gpu.synchronize()
+    }
 }

@@ -1,0 +1,480 @@
+//! The `conv` suite: every 1D convolution kernel over mask widths and input
+//! lengths (and the 2D kernels on large images), each verified, timed
+//! against the DRAM floor, and side by side with its CUDA C++ twin.
+//!
+//! * **DRAM floor**: the bytes that must move (input read once, output
+//!   written once) divided by the `cuMemcpyDtoD` bandwidth measured in the
+//!   same run. `% of floor` = floor time / kernel time.
+//! * **Model**: the lesson's global loads per output (basic `2n + 1`,
+//!   tiled `(blockDim + 2n) / blockDim`, …; see
+//!   [`Conv1dVariant::model_loads_per_output`]).
+//! * **Twins**: `cuda/conv1d.cu`, compiled by `nvcc -O3 -ptx` when nvcc is
+//!   present ([`super::twin`]); `Rust/C++` is the ratio of median times on
+//!   the same buffers.
+//! * **Verification**: every output is checked for leftover poison, and the
+//!   edges plus 2000 random outputs against the reference's bound.
+//!
+//! Goals on the H100: the best 1D kernel ≥ 85% of the floor at
+//! n = 2^27 for widths ≤ 31, and every Rust kernel ≤ 1.05× its twin's time
+//! (judged at n ≥ 2^24, beyond launch overhead and the L2).
+
+use std::path::{Path, PathBuf};
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde::Serialize;
+
+use super::copy::DeviceSummary;
+use super::harness::{self, DtodReference, Settings, Stats};
+use super::report::{Series, Table, plot_svg, write_json};
+use super::twin::{self, TwinStatus};
+use super::{BenchError, BenchResult, SuiteInfo};
+use crate::conv::reference::{Checked, ghosts, matches};
+use crate::conv::{Boundary, Conv1d, Conv1dVariant, ConvOp, THREADS_1D};
+use crate::{DeviceBuffer, DeviceView, DeviceViewMut, Gpu, PtxModule};
+
+/// The suite's entry for `bench list`.
+pub const SUITE: SuiteInfo = SuiteInfo {
+    name: "conv",
+    about: "1D/2D convolution: lesson kernels + fast kernel vs DRAM floor and CUDA C++ twins",
+};
+
+/// Goal: best 1D kernel's share of the floor at `GOAL_N` for widths ≤ 31.
+pub const GOAL_1D: f64 = 0.85;
+/// The input length the 1D goal is judged at.
+pub const GOAL_N: usize = 1 << 27;
+/// Goal: Rust time / C++ twin time at most this.
+pub const GOAL_TWIN: f64 = 1.05;
+/// Twin ratios are judged at lengths from this up.
+pub const TWIN_MIN_N: usize = 1 << 24;
+/// Random outputs verified per run (besides the edges).
+pub const SAMPLES: usize = 2000;
+/// The poison byte outputs are filled with before each verified launch.
+pub const POISON: u8 = 0xA5;
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct ConvOptions {
+    /// Mask widths (1D).
+    pub widths: Vec<usize>,
+    /// Input lengths (1D).
+    pub lengths: Vec<usize>,
+    /// Kernels.
+    pub variants: Vec<Conv1dVariant>,
+    /// Boundary mode.
+    pub mode: Boundary,
+    /// Build and time the CUDA C++ twins when nvcc exists.
+    pub twins: bool,
+    /// Timing settings.
+    pub settings: Settings,
+    /// Where JSON and SVG go.
+    pub out_dir: PathBuf,
+    /// Seed of the random input and masks.
+    pub seed: u64,
+}
+
+impl Default for ConvOptions {
+    fn default() -> Self {
+        ConvOptions {
+            widths: vec![3, 7, 15, 31, 63, 127],
+            lengths: vec![1 << 20, 1 << 22, 1 << 24, 1 << 26, 1 << 27, 1 << 28],
+            variants: Conv1dVariant::ALL.to_vec(),
+            mode: Boundary::Zero,
+            twins: true,
+            settings: Settings::default(),
+            out_dir: PathBuf::from("bench-out"),
+            seed: 2026,
+        }
+    }
+}
+
+impl ConvOptions {
+    /// A short smoke run.
+    pub fn quick() -> Self {
+        ConvOptions {
+            widths: vec![3, 31],
+            lengths: vec![1 << 20, 1 << 24],
+            settings: Settings { reps: 5, ..Settings::default() },
+            ..ConvOptions::default()
+        }
+    }
+}
+
+/// One kernel on one (width, length).
+#[derive(Clone, Debug, Serialize)]
+pub struct Row1d {
+    /// Mask width.
+    pub w: usize,
+    /// Input length.
+    pub n: usize,
+    /// Variant name.
+    pub variant: &'static str,
+    /// Kernel that ran.
+    pub kernel: &'static str,
+    /// Rust kernel timing.
+    pub stats: Stats,
+    /// Effective bandwidth: (input + output bytes) / median time, GB/s.
+    pub gbps: f64,
+    /// Floor time / median time.
+    pub of_floor: f64,
+    /// Basic kernel's time / this kernel's time.
+    pub speedup_vs_basic: Option<f64>,
+    /// The lesson's global loads per output.
+    pub model_loads_per_output: f64,
+    /// The twin's timing, when it ran.
+    pub twin: Option<Stats>,
+    /// Rust median / C++ median.
+    pub rust_over_cpp: Option<f64>,
+}
+
+/// A goal's verdict.
+#[derive(Clone, Debug, Serialize)]
+pub struct Verdict {
+    /// What is required.
+    pub goal: String,
+    /// `MET`, `NOT MET` or `NOT EVALUATED`.
+    pub status: &'static str,
+    /// The numbers behind it.
+    pub detail: String,
+}
+
+impl Verdict {
+    fn line(&self) -> String {
+        format!("goal {}: {} ({})", self.goal, self.status, self.detail)
+    }
+}
+
+/// The whole run.
+#[derive(Clone, Debug, Serialize)]
+pub struct ConvReport {
+    /// The device.
+    pub device: DeviceSummary,
+    /// The DtoD reference the floor comes from.
+    pub dtod: DtodReference,
+    /// Boundary mode used.
+    pub mode: &'static str,
+    /// Timing settings.
+    pub settings: Settings,
+    /// Seed of the inputs and masks.
+    pub seed: u64,
+    /// The C++ twins' provenance.
+    pub twins: Vec<TwinStatus>,
+    /// 1D rows.
+    pub rows_1d: Vec<Row1d>,
+    /// Goal verdicts.
+    pub goals: Vec<Verdict>,
+}
+
+/// Runs the suite and writes `conv.json` and `conv-1d.svg` into the output
+/// directory.
+pub fn run(gpu: &Gpu, opts: &ConvOptions) -> BenchResult<ConvReport> {
+    if opts.widths.is_empty() || opts.lengths.is_empty() || opts.variants.is_empty() {
+        return Err(BenchError::Options("no widths, lengths or variants to run".into()));
+    }
+    let device = DeviceSummary::of(gpu);
+    let dtod = harness::measure_dtod(gpu, &opts.settings, 512 << 20)?;
+    println!("conv: {} — cuMemcpyDtoD {:.0} GB/s (512 MiB), the floor's bandwidth", device.name, dtod.gbps);
+    let (twin_module, twin_status) = if opts.twins {
+        let t = twin::build(gpu, "conv1d.cu", twin::CONV1D_SOURCE);
+        println!("conv: C++ twins {}: {}", t.status.state, t.status.detail);
+        (t.module, vec![t.status])
+    } else {
+        (None, vec![])
+    };
+    let mut rng = StdRng::seed_from_u64(opts.seed);
+    let n_max = *opts.lengths.iter().max().unwrap_or(&0);
+    let host: Vec<f32> = (0..n_max).map(|_| rng.random_range(-1.0f32..1.0)).collect();
+    let input = gpu.upload(&host)?;
+    // SAFETY: every element is written by a kernel (or poisoned) before it is read.
+    let mut output = unsafe { gpu.alloc_uninit::<f32>(n_max)? };
+    let mut rows = Vec::new();
+    for &w in &opts.widths {
+        let mask: Vec<f32> = (0..w).map(|_| rng.random_range(-1.0f32..1.0)).collect();
+        let conv = Conv1d::new(gpu, &mask, ConvOp::Correlate, opts.mode)?;
+        for &n in &opts.lengths {
+            let src = input.view(0..n)?;
+            let case = Case1d { conv: &conv, host: &host[..n], src: &src, dtod: &dtod, settings: &opts.settings };
+            let mut out = output.view_mut(0..n)?;
+            let mut basic_ms = None;
+            for &variant in &opts.variants {
+                let row = case.measure(variant, &mut out, twin_module.as_ref(), &mut rng)?;
+                if variant == Conv1dVariant::Basic {
+                    basic_ms = Some(row.stats.median_ms);
+                }
+                rows.push(row);
+            }
+            if let Some(b) = basic_ms {
+                for r in rows.iter_mut().filter(|r| r.w == w && r.n == n) {
+                    r.speedup_vs_basic = Some(b / r.stats.median_ms);
+                }
+            }
+        }
+    }
+    let goals = goals_1d(&rows, twin_module.is_some());
+    let report = ConvReport {
+        device,
+        dtod,
+        mode: opts.mode.name(),
+        settings: opts.settings,
+        seed: opts.seed,
+        twins: twin_status,
+        rows_1d: rows,
+        goals,
+    };
+    println!("{}", table_1d(&report.rows_1d).render());
+    for g in &report.goals {
+        println!("{}", g.line());
+    }
+    report.write(&opts.out_dir)?;
+    Ok(report)
+}
+
+/// The inputs one 1D measurement needs.
+pub struct Case1d<'a> {
+    /// The convolution (mask, mode).
+    pub conv: &'a Conv1d<f32>,
+    /// The input, on the host.
+    pub host: &'a [f32],
+    /// The same input on the device.
+    pub src: &'a DeviceView<'a, f32>,
+    /// The floor's reference copy.
+    pub dtod: &'a DtodReference,
+    /// Timing settings.
+    pub settings: &'a Settings,
+}
+
+impl Case1d<'_> {
+    /// Verifies and times `variant` (and its twin when `twin` is given).
+    pub fn measure(
+        &self,
+        variant: Conv1dVariant,
+        out: &mut DeviceViewMut<'_, f32>,
+        twin: Option<&PtxModule>,
+        rng: &mut StdRng,
+    ) -> BenchResult<Row1d> {
+        let gpu = self.conv.gpu();
+        let n = self.host.len();
+        let w = self.conv.width();
+        let plan = self.conv.plan(variant, n)?;
+        self.verify(variant, out, None, rng)?;
+        let stats = harness::measure(gpu, self.settings, |_| self.conv.run(variant, self.src, out).map(|_| ()))?;
+        let (twin_stats, ratio) = match twin {
+            Some(m) if n > 0 => {
+                self.verify(variant, out, Some(m), rng)?;
+                let t = harness::measure(gpu, self.settings, |_| self.run_twin(m, variant, out))?;
+                (Some(t), Some(stats.median_ms / t.median_ms))
+            }
+            _ => (None, None),
+        };
+        let bytes = 2.0 * (n * 4) as f64;
+        Ok(Row1d {
+            w,
+            n,
+            variant: plan.variant.name(),
+            kernel: plan.kernel,
+            stats,
+            gbps: harness::gbps(bytes, stats.median_ms),
+            of_floor: self.dtod.floor_ms(bytes) / stats.median_ms,
+            speedup_vs_basic: None,
+            model_loads_per_output: plan.variant.model_loads_per_output(w, THREADS_1D as usize),
+            twin: twin_stats,
+            rust_over_cpp: ratio,
+        })
+    }
+
+    /// The twin of `variant`'s kernel, same plan, same buffers.
+    fn run_twin(&self, m: &PtxModule, variant: Conv1dVariant, out: &mut DeviceViewMut<'_, f32>) -> BenchResult<()> {
+        let conv = self.conv;
+        let n = self.host.len();
+        let plan = conv.plan(variant, n)?;
+        if plan.mask == crate::conv::MaskSource::Constant {
+            m.write_symbol_prefix(crate::conv::MASK_SYMBOL, conv.taps())?;
+        }
+        let (w, left, mode) = (conv.width() as u32, conv.left() as u32, conv.mode().raw());
+        // SAFETY: the twin has the Rust kernel's parameters and contract;
+        // the buffers and plan are those `Conv1d::run` uses.
+        unsafe {
+            m.launch(
+                plan.kernel,
+                &plan.launch_config(),
+                &[&self.src.device_ptr(), &out.device_ptr(), &n, &conv.device_mask(), &w, &left, &mode],
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Poisons the output, runs once, checks that no poison is left and
+    /// that the edges and random samples meet the reference.
+    fn verify(
+        &self,
+        variant: Conv1dVariant,
+        out: &mut DeviceViewMut<'_, f32>,
+        twin: Option<&PtxModule>,
+        rng: &mut StdRng,
+    ) -> BenchResult<()> {
+        let n = self.host.len();
+        if n == 0 {
+            return Ok(());
+        }
+        out.fill_bytes(POISON)?;
+        match twin {
+            None => {
+                self.conv.run(variant, self.src, out)?;
+            }
+            Some(m) => self.run_twin(m, variant, out)?,
+        }
+        let got = out.to_vec()?;
+        let who = if twin.is_some() { "C++ twin" } else { "Rust" };
+        let what = format!("{who} {} w={} n={n}", variant.name(), self.conv.width());
+        let poison = f32::from_bits(u32::from_ne_bytes([POISON; 4]));
+        if let Some(i) = got.iter().position(|v| v.to_bits() == poison.to_bits()) {
+            return Err(BenchError::Verification { suite: "conv", message: format!("{what}: output {i} never written") });
+        }
+        let w = self.conv.width();
+        let mut idx: Vec<usize> = (0..(2 * w).min(n)).chain(n.saturating_sub(2 * w)..n).collect();
+        idx.extend((0..SAMPLES).map(|_| rng.random_range(0..n)));
+        let refs = sampled_reference(self.host, self.conv, &idx);
+        for (&i, want) in idx.iter().zip(&refs) {
+            if !matches(got[i], want) {
+                let message =
+                    format!("{what}: output {i} = {:e}, reference {:e} ± {:e}", got[i], want.value, want.bound);
+                return Err(BenchError::Verification { suite: "conv", message });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Reference values at positions `idx` (ghost cells from
+/// [`ghosts`], the sums in f64).
+pub fn sampled_reference(input: &[f32], conv: &Conv1d<f32>, idx: &[usize]) -> Vec<Checked> {
+    let (taps, left, mode) = (conv.taps(), conv.left(), conv.mode());
+    let w = taps.len();
+    let (lg, rg) = ghosts(input, left, w - 1 - left, mode);
+    let n = input.len() as isize;
+    let at = |x: isize| -> f64 {
+        if x < 0 {
+            lg[(-x - 1) as usize] as f64
+        } else if x >= n {
+            rg[(x - n) as usize] as f64
+        } else {
+            input[x as usize] as f64
+        }
+    };
+    let gamma = (w as f64 + 2.0) * f64::from(f32::EPSILON) / 2.0;
+    idx.iter()
+        .map(|&i| {
+            let (mut v, mut a) = (0.0f64, 0.0f64);
+            for (j, &m) in taps.iter().enumerate() {
+                let p = at(i as isize - left as isize + j as isize) * f64::from(m);
+                v += p;
+                a += p.abs();
+            }
+            Checked { value: v, bound: gamma * a + w as f64 * f64::from(f32::MIN_POSITIVE) }
+        })
+        .collect()
+}
+
+fn goals_1d(rows: &[Row1d], twins: bool) -> Vec<Verdict> {
+    let mut goals = Vec::new();
+    let at_goal: Vec<&Row1d> = rows.iter().filter(|r| r.n == GOAL_N && r.w <= 31).collect();
+    let goal = format!("best 1D >= {:.0}% of the DRAM floor at n = 2^27 for widths <= 31", GOAL_1D * 100.0);
+    if at_goal.is_empty() {
+        goals.push(Verdict { goal, status: "NOT EVALUATED", detail: "n = 2^27 with widths <= 31 not run".into() });
+    } else {
+        let mut widths: Vec<usize> = at_goal.iter().map(|r| r.w).collect();
+        widths.dedup();
+        let mut worst: Option<(f64, usize, &str)> = None;
+        for w in widths {
+            let best = at_goal.iter().filter(|r| r.w == w).max_by(|a, b| a.of_floor.total_cmp(&b.of_floor)).unwrap();
+            if worst.is_none_or(|(f, _, _)| best.of_floor < f) {
+                worst = Some((best.of_floor, w, best.variant));
+            }
+        }
+        let (f, w, v) = worst.unwrap_or((0.0, 0, ""));
+        let status = if f >= GOAL_1D { "MET" } else { "NOT MET" };
+        goals.push(Verdict { goal, status, detail: format!("lowest best: {:.1}% at w = {w} ({v})", f * 100.0) });
+    }
+    let goal = format!("every Rust kernel <= {GOAL_TWIN:.2}x its C++ twin's time (n >= 2^24)");
+    let judged: Vec<&Row1d> = rows.iter().filter(|r| r.n >= TWIN_MIN_N && r.rust_over_cpp.is_some()).collect();
+    if !twins || judged.is_empty() {
+        goals.push(Verdict { goal, status: "NOT EVALUATED", detail: "no twin timings (nvcc missing?)".into() });
+    } else {
+        let worst = judged.iter().max_by(|a, b| a.rust_over_cpp.unwrap().total_cmp(&b.rust_over_cpp.unwrap())).unwrap();
+        let r = worst.rust_over_cpp.unwrap_or(f64::NAN);
+        let over = judged.iter().filter(|x| x.rust_over_cpp.is_some_and(|q| q > GOAL_TWIN)).count();
+        goals.push(Verdict {
+            goal,
+            status: if over == 0 { "MET" } else { "NOT MET" },
+            detail: format!(
+                "worst {r:.3}x: {} w = {} n = {}; {over} of {} rows above",
+                worst.variant,
+                worst.w,
+                worst.n,
+                judged.len()
+            ),
+        });
+    }
+    goals
+}
+
+/// The 1D table.
+pub fn table_1d(rows: &[Row1d]) -> Table {
+    let mut t = Table::new([
+        "w",
+        "n",
+        "variant",
+        "median ms",
+        "GB/s",
+        "% floor",
+        "vs basic",
+        "model loads/out",
+        "C++ ms",
+        "Rust/C++",
+    ]);
+    for r in rows {
+        t.row([
+            r.w.to_string(),
+            if r.n.is_power_of_two() { format!("2^{}", r.n.trailing_zeros()) } else { r.n.to_string() },
+            r.variant.to_string(),
+            format!("{:.4}", r.stats.median_ms),
+            format!("{:.0}", r.gbps),
+            format!("{:.1}%", r.of_floor * 100.0),
+            r.speedup_vs_basic.map_or("-".into(), |s| format!("{s:.2}x")),
+            format!("{:.3}", r.model_loads_per_output),
+            r.twin.map_or("-".into(), |s| format!("{:.4}", s.median_ms)),
+            r.rust_over_cpp.map_or("-".into(), |q| format!("{q:.3}")),
+        ]);
+    }
+    t
+}
+
+impl ConvReport {
+    /// Writes `conv.json` and `conv-1d.svg` (% of floor against n, per
+    /// variant, at the widest width ≤ 31 that ran) into `dir`.
+    pub fn write(&self, dir: &Path) -> BenchResult<(PathBuf, PathBuf)> {
+        let json = dir.join("conv.json");
+        write_json(&json, self)?;
+        let w = self.rows_1d.iter().map(|r| r.w).filter(|&w| w <= 31).max().unwrap_or(0);
+        let mut series: Vec<Series> = Vec::new();
+        for r in self.rows_1d.iter().filter(|r| r.w == w) {
+            match series.iter_mut().find(|s| s.name == r.variant) {
+                Some(s) => s.points.push((r.n as f64, r.of_floor * 100.0)),
+                None => series.push(Series { name: r.variant.into(), points: vec![(r.n as f64, r.of_floor * 100.0)] }),
+            }
+        }
+        let svg = dir.join("conv-1d.svg");
+        plot_svg(&svg, &format!("1D convolution, w = {w}: share of the DRAM floor"), "n", "% of floor", &series)?;
+        println!("conv: wrote {} and {}", json.display(), svg.display());
+        Ok((json, svg))
+    }
+}
+
+/// Keeps device buffers of the 1D runs alive together (for callers that
+/// measure several variants on one input).
+pub fn buffers(gpu: &Gpu, host: &[f32]) -> BenchResult<(DeviceBuffer<f32>, DeviceBuffer<f32>)> {
+    let input = gpu.upload(host)?;
+    // SAFETY: outputs are written (or poisoned) before they are read.
+    let output = unsafe { gpu.alloc_uninit::<f32>(host.len())? };
+    Ok((input, output))
+}
