@@ -55,6 +55,8 @@ PY
 # Release profile strips; strip again in case a profile override did not.
 find "$out" -type f -perm -u+x -exec strip --strip-unneeded {} + 2>/dev/null || true
 cp scripts/gpu-runner.sh "$out/run.sh"
+mkdir -p "$out/ncu"
+cp scripts/ncu/*.sh "$out/ncu/"
 chmod +x "$out/run.sh"
 size=$(du -sm "$out" | cut -f1)
 echo "bundle: $out ($size MiB)"

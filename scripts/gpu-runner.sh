@@ -8,6 +8,8 @@
 #                  and every example with its short defaults
 #   --bench        also `coalesce bench <suite>` for every suite (full sweeps)
 #   --bench-quick  the same with --quick
+#   --ncu          also every Nsight Compute script in ncu/ (counters per
+#                  suite; each writes CSVs under OUT_DIR/ncu)
 #   --sanitize     also compute-sanitizer memcheck, racecheck, synccheck and
 #                  initcheck over the test binaries (sticky_error, which
 #                  faults on purpose, and sass, which uses no GPU, excluded),
@@ -16,24 +18,35 @@
 #                  racecheck over the `copy` binary has taken from 136 s
 #                  to more than 500 s, the other jobs under 140 s)
 #
+# Environment: TESTS, EXAMPLES, SUITES (space-separated names) restrict the
+# test binaries (and sanitizer jobs), examples and bench suites run;
+# SANITIZE_TOOLS (default "memcheck racecheck synccheck initcheck").
+#
 # Writes logs, JSON and plots under OUT_DIR and OUT_DIR/summary.txt; exits
 # non-zero if anything failed.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:?usage: run.sh OUT_DIR [--bench|--bench-quick] [--sanitize] [--skip-tests] [--skip-examples]}
 shift
-bench= sanitize= tests=1 examples=1
+bench= sanitize= tests=1 examples=1 ncu=
 for a in "$@"; do
   case "$a" in
     --bench) bench=full ;;
     --bench-quick) bench=quick ;;
     --sanitize) sanitize=1 ;;
+    --ncu) ncu=1 ;;
     --skip-tests) tests= ;;
     --skip-examples) examples= ;;
     *) echo "run.sh: unknown option $a" >&2; exit 2 ;;
   esac
 done
-mkdir -p "$out"/{tests,examples,sanitizer,bench}
+mkdir -p "$out"/{tests,examples,sanitizer,bench,ncu}
+
+selected() { # list name: true when the list is empty or names it
+  [ -z "$1" ] && return 0
+  case " $1 " in *" $2 "*) return 0 ;; esac
+  return 1
+}
 out=$(cd "$out" && pwd)
 export COALESCE_EXPECT_GPU=1
 export PATH="$PATH:/usr/local/cuda/bin"
@@ -76,6 +89,7 @@ run_logged() { # name log cmd...
 if [ -n "$tests" ]; then
   for t in "$here"/tests/*; do
     n=$(basename "$t")
+    selected "${TESTS:-}" "$n" || continue
     run_logged "test $n" "$out/tests/$n.log" "$t"
   done
 fi
@@ -83,6 +97,7 @@ fi
 if [ -n "$examples" ]; then
   for e in "$here"/examples/*; do
     n=$(basename "$e")
+    selected "${EXAMPLES:-}" "$n" || continue
     mkdir -p "$out/examples/$n"
     # Each example runs in its own folder, so any files it writes land there.
     run_logged "example $n" "$out/examples/$n.log" bash -c 'cd "$1" && exec "$2"' _ "$out/examples/$n" "$e"
@@ -92,12 +107,23 @@ fi
 if [ -n "$bench" ]; then
   flag=; [ "$bench" = quick ] && flag=--quick
   for suite in $("$here/bin/coalesce" bench list 2>/dev/null); do
+    selected "${SUITES:-}" "$suite" || continue
     run_logged "bench $suite" "$out/bench/$suite.log" "$here/bin/coalesce" bench "$suite" $flag --out "$out/bench"
   done
-  # The copy lesson once more with the lesson's own launch (256 threads, one wave).
-  mkdir -p "$out/bench/lesson-launch"
-  run_logged "bench copy --lesson-launch" "$out/bench/copy-lesson-launch.log" \
-    "$here/bin/coalesce" bench copy --lesson-launch $flag --out "$out/bench/lesson-launch"
+  if selected "${SUITES:-}" copy; then
+    # The copy lesson once more with the lesson's own launch (256 threads, one wave).
+    mkdir -p "$out/bench/lesson-launch"
+    run_logged "bench copy --lesson-launch" "$out/bench/copy-lesson-launch.log" \
+      "$here/bin/coalesce" bench copy --lesson-launch $flag --out "$out/bench/lesson-launch"
+  fi
+fi
+
+if [ -n "$ncu" ]; then
+  for script in "$here"/ncu/*.sh; do
+    n=$(basename "$script" .sh)
+    selected "${SUITES:-}" "$n" || continue
+    run_logged "ncu $n" "$out/ncu/$n.log" bash "$script" "$here" "$out/ncu"
+  done
 fi
 
 if [ -n "$sanitize" ]; then
@@ -105,10 +131,11 @@ if [ -n "$sanitize" ]; then
     record FAIL "compute-sanitizer" 0 "not found"
   else
     jobs=() # "tool bin"
-    for tool in memcheck racecheck synccheck initcheck; do
+    for tool in ${SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}; do
       for t in "$here"/tests/*; do
         n=$(basename "$t")
-        case "$n" in sticky_error|sass|lib-*|bin-*) continue ;; esac
+        case "$n" in sticky_error|sass|sass_*|lib-*|bin-*) continue ;; esac
+        selected "${TESTS:-}" "$n" || continue
         jobs+=("$tool $n")
       done
     done
