@@ -282,14 +282,13 @@ impl Case1d<'_> {
         })
     }
 
-    /// The twin of `variant`'s kernel, same plan, same buffers.
+    /// The twin of `variant`'s kernel, same plan, same buffers; the mask
+    /// must be in the twin's `CONV_MASK` already (see [`Case1d::verify`]),
+    /// so no upload lands inside a timed sample.
     fn run_twin(&self, m: &PtxModule, variant: Conv1dVariant, out: &mut DeviceViewMut<'_, f32>) -> BenchResult<()> {
         let conv = self.conv;
         let n = self.host.len();
         let plan = conv.plan(variant, n)?;
-        if plan.mask == crate::conv::MaskSource::Constant {
-            m.write_symbol_prefix(crate::conv::MASK_SYMBOL, conv.taps())?;
-        }
         let (w, left, mode) = (conv.width() as u32, conv.left() as u32, conv.mode().raw());
         // SAFETY: the twin has the Rust kernel's parameters and contract;
         // the buffers and plan are those `Conv1d::run` uses.
@@ -321,7 +320,12 @@ impl Case1d<'_> {
             None => {
                 self.conv.run(variant, self.src, out)?;
             }
-            Some(m) => self.run_twin(m, variant, out)?,
+            Some(m) => {
+                if self.conv.mask_source() == crate::conv::MaskSource::Constant {
+                    m.write_symbol_prefix(crate::conv::MASK_SYMBOL, self.conv.taps())?;
+                }
+                self.run_twin(m, variant, out)?
+            }
         }
         let got = out.to_vec()?;
         let who = if twin.is_some() { "C++ twin" } else { "Rust" };
