@@ -67,9 +67,11 @@ mod kernels {
     use crate::dev::shared::{Shared, dynamic};
     use crate::dev::sync::sync_threads;
 
-    /// Global loads the fast kernel's load phase keeps in flight per
-    /// thread before storing them to shared memory.
-    const LOAD_BATCH: usize = 8;
+    /// The fast kernel's load phase keeps `LOAD_ROWS × LOAD_COLS` global
+    /// loads per thread in flight before storing them to shared memory.
+    const LOAD_ROWS: usize = 2;
+    /// See [`LOAD_ROWS`].
+    const LOAD_COLS: usize = 1;
 
     /// Where a kernel reads its taps (row-major, `k = j · mw + i`).
     trait Taps<T>: Copy {
@@ -281,7 +283,7 @@ mod kernels {
     /// A block's tile is `FAST_Y · blockDim.y` rows by `FAST_X ·
     /// blockDim.x` columns of outputs. Load phase: the block copies the
     /// inputs they need (tile plus halo) into shared memory; in interior
-    /// tiles with plain loads, [`LOAD_BATCH`] per thread in flight before
+    /// tiles with plain loads, `LOAD_ROWS · LOAD_COLS` per thread in flight before
     /// the shared stores, at the image's edges through the mode's index
     /// map. Compute phase: thread `(tx, ty)` owns outputs `FAST_X · tx …`
     /// of rows `FAST_Y · ty …`. It walks the `FAST_Y + mh − 1` input rows
@@ -302,16 +304,11 @@ mod kernels {
     ) {
         let (bdx, bdy) = (block_dim_x() as usize, block_dim_y() as usize);
         let (tx, ty) = (thread_idx_x() as usize, thread_idx_y() as usize);
-        let threads = bdx * bdy;
-        let t = ty * bdx + tx;
         let (tw, th) = (FAST_X * bdx, FAST_Y * bdy);
         let sw = super::fast_row_stride(bdx, mw);
         // Columns and rows loaded; columns lw .. sw are read by the last
         // chunk but never used.
         let (lw, sh) = (tw + mw - 1, th + mh - 1);
-        let total = lw * sh;
-        let (r0, c0) = (t / lw, t % lw);
-        let (dr, dc) = (threads / lw, threads % lw);
         let full = mw / FAST_X;
         let rem = mw - full * FAST_X;
         // SAFETY: the host launches with fast_shared_elems(..) elements;
@@ -322,49 +319,56 @@ mod kernels {
             for txi in GridStride::new(block_idx_x() as usize, grid_dim_x() as usize, tiles_x) {
                 let (x0, y0) = (txi * tw, tyi * th);
                 let (ox, oy) = (x0 as isize - lx as isize, y0 as isize - ly as isize);
-                // Load phase. Element k of the loaded lw × sh region is
-                // (row r, column c); each thread steps k by `threads`.
-                let (mut k, mut r, mut c) = (t, r0, c0);
+                // Load phase: thread (tx, ty) loads rows ty, ty + bdy, …
+                // and columns tx, tx + bdx, … of the lw × sh region.
                 if img.contains(ox, oy, lw, sh) {
                     // SAFETY: the region lies inside the image.
                     let base = unsafe { img.p.add(oy as usize * img.pitch + ox as usize) };
-                    while k < total {
-                        let mut v = [T::ZERO; LOAD_BATCH];
-                        let mut at = [0usize; LOAD_BATCH];
-                        let mut n = 0;
-                        for u in 0..LOAD_BATCH {
-                            if k < total {
-                                // SAFETY: r < sh, c < lw: inside the region.
-                                v[u] = unsafe { *base.add(r * img.pitch + c) };
-                                at[u] = r * sw + c;
-                                n = u + 1;
+                    let mut r0 = ty;
+                    while r0 < sh {
+                        let mut c0 = tx;
+                        while c0 < lw {
+                            // LOAD_ROWS × LOAD_COLS loads in flight, then
+                            // their shared stores.
+                            let mut v = [[T::ZERO; LOAD_COLS]; LOAD_ROWS];
+                            for (u, vu) in v.iter_mut().enumerate() {
+                                let r = r0 + u * bdy;
+                                if r < sh {
+                                    // SAFETY: row r < sh of the region.
+                                    let src = unsafe { base.add(r * img.pitch) };
+                                    for (w, vw) in vu.iter_mut().enumerate() {
+                                        let c = c0 + w * bdx;
+                                        if c < lw {
+                                            // SAFETY: column c < lw of the region.
+                                            *vw = unsafe { *src.add(c) };
+                                        }
+                                    }
+                                }
                             }
-                            k += threads;
-                            r += dr;
-                            c += dc;
-                            if c >= lw {
-                                c -= lw;
-                                r += 1;
+                            for (u, vu) in v.iter().enumerate() {
+                                let r = r0 + u * bdy;
+                                for (w, &vw) in vu.iter().enumerate() {
+                                    let c = c0 + w * bdx;
+                                    if r < sh && c < lw {
+                                        // SAFETY: r < sh, c < lw ≤ sw: inside the tile.
+                                        unsafe { s.write(r * sw + c, vw) };
+                                    }
+                                }
                             }
+                            c0 += LOAD_COLS * bdx;
                         }
-                        for u in 0..LOAD_BATCH {
-                            if u < n {
-                                // SAFETY: at[u] = r · sw + c with r < sh, c < lw ≤ sw.
-                                unsafe { s.write(at[u], v[u]) };
-                            }
-                        }
+                        r0 += LOAD_ROWS * bdy;
                     }
                 } else {
-                    while k < total {
-                        // SAFETY: fetch maps any position; r · sw + c is inside.
-                        unsafe { s.write(r * sw + c, img.fetch(ox + c as isize, oy + r as isize)) };
-                        k += threads;
-                        r += dr;
-                        c += dc;
-                        if c >= lw {
-                            c -= lw;
-                            r += 1;
+                    let mut r = ty;
+                    while r < sh {
+                        let mut c = tx;
+                        while c < lw {
+                            // SAFETY: fetch maps any position; r · sw + c is inside.
+                            unsafe { s.write(r * sw + c, img.fetch(ox + c as isize, oy + r as isize)) };
+                            c += bdx;
                         }
+                        r += bdy;
                     }
                 }
                 // SAFETY: reached by every thread (block-uniform loops).
@@ -427,27 +431,6 @@ mod kernels {
                 }
                 // SAFETY: as above; the next tile overwrites the buffer.
                 unsafe { sync_threads() };
-            }
-        }
-    }
-
-    /// The fast kernel, with the common square masks compiled for their
-    /// exact size (fully unrolled, taps as constant-bank operands) and any
-    /// other size through the general loops.
-    #[inline(always)]
-    unsafe fn fast_sized<T: ConvElem, M: Taps<T>>(
-        img: Image<T>,
-        output: *mut T,
-        mask: M,
-        size: (usize, usize),
-        left: (usize, usize),
-    ) {
-        // SAFETY: the caller's contract; each arm passes the same sizes.
-        unsafe {
-            match size {
-                (3, 3) => fast(img, output, mask, (3, 3), left),
-                (5, 5) => fast(img, output, mask, (5, 5), left),
-                _ => fast(img, output, mask, size, left),
             }
         }
     }
@@ -531,7 +514,7 @@ mod kernels {
     conv2d_kernel!(conv2d_const_f32, f32, direct, cm);
     conv2d_kernel!(conv2d_tiled_f32, f32, tiled, cm);
     conv2d_kernel!(conv2d_tiled_gm_f32, f32, tiled, gm);
-    conv2d_kernel!(conv2d_fast_f32, f32, fast_sized, cm);
+    conv2d_kernel!(conv2d_fast_f32, f32, fast, cm);
     conv2d_kernel!(conv2d_fast_gm_f32, f32, fast, gm);
     conv2d_kernel!(conv2d_rows_f32, f32, rows, gm);
     conv2d_kernel!(conv2d_cols_f32, f32, cols, gm);
@@ -539,7 +522,7 @@ mod kernels {
     conv2d_kernel!(conv2d_const_f64, f64, direct, cm);
     conv2d_kernel!(conv2d_tiled_f64, f64, tiled, cm);
     conv2d_kernel!(conv2d_tiled_gm_f64, f64, tiled, gm);
-    conv2d_kernel!(conv2d_fast_f64, f64, fast_sized, cm);
+    conv2d_kernel!(conv2d_fast_f64, f64, fast, cm);
     conv2d_kernel!(conv2d_fast_gm_f64, f64, fast, gm);
     conv2d_kernel!(conv2d_rows_f64, f64, rows, gm);
     conv2d_kernel!(conv2d_cols_f64, f64, cols, gm);
