@@ -178,7 +178,7 @@ fn generated(w: usize, h: usize) -> Picture {
             let (fx, fy) = (x as f32, y as f32);
             let checker = ((x / 32 + y / 32) % 2) as f32;
             let (dx, dy) = (fx - w as f32 / 2.0, fy - h as f32 / 2.0);
-            let ring = if ((dx * dx + dy * dy).sqrt() as usize / 24) % 2 == 0 { 1.0 } else { 0.0 };
+            let ring = if ((dx * dx + dy * dy).sqrt() as usize / 24).is_multiple_of(2) { 1.0 } else { 0.0 };
             let stripes = if (x + y) % 16 < 3 { 1.0 } else { 0.0 };
             channels[0][y * w + x] = checker;
             channels[1][y * w + x] = ring;

@@ -183,7 +183,7 @@ fn plan_algo(
     elem_size: usize,
     (mw, mh): (usize, usize),
     (width, height): (usize, usize),
-) -> Result<(&'static str, (u32, u32), (u32, u32), u32, (usize, usize))> {
+) -> Result<Conv2dPlan> {
     let bx = BLOCK_X.min(limits.max_block_dim[0]).min(limits.max_threads_per_block).max(1);
     let shared_max = limits.max_shared_per_block_optin as usize;
     let shared_of = |by: usize| -> Option<usize> {
@@ -222,7 +222,15 @@ fn plan_algo(
     let tile = (per_x * bx as usize, per_y * by as usize);
     let grid_x = width.div_ceil(tile.0).clamp(1, limits.max_grid_dim[0] as usize) as u32;
     let grid_y = height.div_ceil(tile.1).clamp(1, limits.max_grid_dim[1] as usize) as u32;
-    Ok((kernel_name(algo, global, ty)?, (bx, by), (grid_x, grid_y), shared as u32, tile))
+    Ok(Conv2dPlan {
+        variant: Conv2dVariant::Fast,
+        kernel: kernel_name(algo, global, ty)?,
+        mask: if global || algo == Algo::Basic { MaskSource::Global } else { MaskSource::Constant },
+        block: (bx, by),
+        grid: (grid_x, grid_y),
+        shared_bytes: shared as u32,
+        tile,
+    })
 }
 
 /// The plan [`Conv2d::plan`] makes, computable without a GPU: `variant`
@@ -234,26 +242,23 @@ pub fn plan_conv2d<T: ConvElem>(
     (mw, mh): (usize, usize),
     (width, height): (usize, usize),
 ) -> Result<Conv2dPlan> {
-    check_mask_dims(mw.checked_mul(mh).unwrap_or(usize::MAX), mw, mh)?;
+    check_mask_dims(mw.saturating_mul(mh), mw, mh)?;
     let size = std::mem::size_of::<T>();
-    let mask = if mw * mh <= max_constant_taps::<T>() { MaskSource::Constant } else { MaskSource::Global };
-    let global = mask == MaskSource::Global;
+    let global = mw * mh > max_constant_taps::<T>();
     let plan = |algo| plan_algo(limits, algo, global, T::NAME, size, (mw, mh), (width, height));
-    let (variant, algo, r) = match variant {
+    let (variant, plan) = match variant {
         Conv2dVariant::Auto => match plan(Algo::Fast) {
-            Ok(r) => (Conv2dVariant::Fast, Algo::Fast, r),
-            Err(_) if !global => (Conv2dVariant::Const, Algo::Const, plan(Algo::Const)?),
-            Err(_) => (Conv2dVariant::Const, Algo::Basic, plan(Algo::Basic)?),
+            Ok(p) => (Conv2dVariant::Fast, p),
+            Err(_) if !global => (Conv2dVariant::Const, plan(Algo::Const)?),
+            Err(_) => (Conv2dVariant::Const, plan(Algo::Basic)?),
         },
-        Conv2dVariant::Basic => (variant, Algo::Basic, plan(Algo::Basic)?),
-        Conv2dVariant::Const if !global => (variant, Algo::Const, plan(Algo::Const)?),
-        Conv2dVariant::Const => (variant, Algo::Basic, plan(Algo::Basic)?),
-        Conv2dVariant::Tiled => (variant, Algo::Tiled, plan(Algo::Tiled)?),
-        Conv2dVariant::Fast => (variant, Algo::Fast, plan(Algo::Fast)?),
+        Conv2dVariant::Basic => (variant, plan(Algo::Basic)?),
+        Conv2dVariant::Const if !global => (variant, plan(Algo::Const)?),
+        Conv2dVariant::Const => (variant, plan(Algo::Basic)?),
+        Conv2dVariant::Tiled => (variant, plan(Algo::Tiled)?),
+        Conv2dVariant::Fast => (variant, plan(Algo::Fast)?),
     };
-    let (kernel, block, grid, shared_bytes, tile) = r;
-    let mask = if algo == Algo::Basic { MaskSource::Global } else { mask };
-    Ok(Conv2dPlan { variant, kernel, mask, block, grid, shared_bytes, tile })
+    Ok(Conv2dPlan { variant, ..plan })
 }
 
 /// The two launches of a separable convolution.
@@ -276,19 +281,7 @@ pub fn plan_separable<T: ConvElem>(
     check_mask_dims(mw, mw, 1)?;
     check_mask_dims(mh, 1, mh)?;
     let size = std::mem::size_of::<T>();
-    let pass = |algo, dims| -> Result<Conv2dPlan> {
-        let (kernel, block, grid, shared_bytes, tile) =
-            plan_algo(limits, algo, true, T::NAME, size, dims, (width, height))?;
-        Ok(Conv2dPlan {
-            variant: Conv2dVariant::Fast,
-            kernel,
-            mask: MaskSource::Global,
-            block,
-            grid,
-            shared_bytes,
-            tile,
-        })
-    };
+    let pass = |algo, dims| plan_algo(limits, algo, true, T::NAME, size, dims, (width, height));
     Ok(SeparablePlan { rows: pass(Algo::Rows, (mw, 1))?, cols: pass(Algo::Cols, (1, mh))? })
 }
 
