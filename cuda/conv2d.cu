@@ -21,7 +21,10 @@ __constant__ float CONV_MASK[4096];
 
 #define FAST_X 4
 #define FAST_Y 4
-#define LOAD_ROWS 2
+// Rows of loads in flight per thread in the load phase (LR): 4 for the
+// fast 2D kernel and the row pass, 2 for the column pass.
+#define LOAD_ROWS_FAST 4
+#define LOAD_ROWS_COLS 2
 #define LOAD_COLS 1
 
 // Position x (any integer) of an axis of length n mapped to the input
@@ -142,7 +145,7 @@ __device__ __forceinline__ void chunk(float acc[FAST_X], const float x[2 * FAST_
     }
 }
 
-template <class M>
+template <int LR, class M>
 __device__ __forceinline__ void fast(Image img, float* output, M mask, size_t mw, size_t mh, size_t lx, size_t ly) {
     size_t bdx = blockDim.x, bdy = blockDim.y, tx = threadIdx.x, ty = threadIdx.y;
     size_t tw = FAST_X * bdx, th = FAST_Y * bdy;
@@ -157,33 +160,41 @@ __device__ __forceinline__ void fast(Image img, float* output, M mask, size_t mw
             long long ox = (long long)x0 - (long long)lx, oy = (long long)y0 - (long long)ly;
             if (img.contains(ox, oy, lw, sh)) {
                 const float* base = img.p + (size_t)oy * img.pitch + (size_t)ox;
-                for (size_t r0 = ty; r0 < sh; r0 += LOAD_ROWS * bdy) {
-                    for (size_t c0 = tx; c0 < lw; c0 += LOAD_COLS * bdx) {
-                        float v[LOAD_ROWS][LOAD_COLS];
+                // In-tile indices in 32 bits.
+                unsigned sh32 = (unsigned)sh, lw32 = (unsigned)lw, sw32 = (unsigned)sw;
+                unsigned bdx32 = (unsigned)bdx, bdy32 = (unsigned)bdy;
+                for (unsigned r0 = (unsigned)ty; r0 < sh32; r0 += LR * bdy32) {
+                    for (unsigned c0 = (unsigned)tx; c0 < lw32; c0 += LOAD_COLS * bdx32) {
+                        float v[LR][LOAD_COLS];
 #pragma unroll
-                        for (int u = 0; u < LOAD_ROWS; u++) {
-                            size_t r = r0 + u * bdy;
+                        for (int u = 0; u < LR; u++) {
+                            unsigned r = r0 + u * bdy32;
 #pragma unroll
                             for (int w = 0; w < LOAD_COLS; w++) {
-                                size_t c = c0 + w * bdx;
-                                v[u][w] = (r < sh && c < lw) ? base[r * img.pitch + c] : 0.0f;
+                                unsigned c = c0 + w * bdx32;
+                                v[u][w] = (r < sh32 && c < lw32) ? base[(size_t)r * img.pitch + c] : 0.0f;
                             }
                         }
 #pragma unroll
-                        for (int u = 0; u < LOAD_ROWS; u++) {
-                            size_t r = r0 + u * bdy;
+                        for (int u = 0; u < LR; u++) {
+                            unsigned r = r0 + u * bdy32;
 #pragma unroll
                             for (int w = 0; w < LOAD_COLS; w++) {
-                                size_t c = c0 + w * bdx;
-                                if (r < sh && c < lw) s[r * sw + c] = v[u][w];
+                                unsigned c = c0 + w * bdx32;
+                                if (r < sh32 && c < lw32) s[r * sw32 + c] = v[u][w];
                             }
                         }
                     }
                 }
             } else {
-                for (size_t r = ty; r < sh; r += bdy)
-                    for (size_t c = tx; c < lw; c += bdx)
-                        s[r * sw + c] = img.fetch(ox + (long long)c, oy + (long long)r);
+                // At the edges: each axis through map_index, the row once per row.
+                for (size_t r = ty; r < sh; r += bdy) {
+                    long long yy = map_index(oy + (long long)r, (long long)img.height, img.mode);
+                    for (size_t c = tx; c < lw; c += bdx) {
+                        long long xx = map_index(ox + (long long)c, (long long)img.width, img.mode);
+                        s[r * sw + c] = (yy >= 0 && xx >= 0) ? img.at((size_t)xx, (size_t)yy) : 0.0f;
+                    }
+                }
             }
             __syncthreads();
             size_t x = x0 + FAST_X * tx, yb = y0 + FAST_Y * ty;
@@ -193,23 +204,27 @@ __device__ __forceinline__ void fast(Image img, float* output, M mask, size_t mw
                 for (int rr = 0; rr < FAST_Y; rr++)
 #pragma unroll
                     for (int q = 0; q < FAST_X; q++) acc[rr][q] = 0.0f;
-                for (size_t ir = 0; ir < FAST_Y + mh - 1; ir++) {
-                    size_t row = (FAST_Y * ty + ir) * sw + FAST_X * tx;
+                // In-tile arithmetic in 32 bits.
+                unsigned sw32 = (unsigned)sw, mw32 = (unsigned)mw, mh32 = (unsigned)mh;
+                unsigned full32 = (unsigned)full, rem32 = (unsigned)rem;
+                unsigned row0 = (unsigned)(FAST_Y * ty) * sw32 + FAST_X * (unsigned)tx;
+                for (unsigned ir = 0; ir < FAST_Y + mh32 - 1; ir++) {
+                    unsigned row = row0 + ir * sw32;
                     float4 lo = *reinterpret_cast<const float4*>(s + row);
-                    for (size_t cc = 0; cc < full; cc++) {
+                    for (unsigned cc = 0; cc < full32; cc++) {
                         float4 hi = *reinterpret_cast<const float4*>(s + row + FAST_X * (cc + 1));
                         float xs[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
 #pragma unroll
-                        for (int rr = 0; rr < FAST_Y; rr++)
-                            if ((size_t)rr <= ir && ir - rr < mh) chunk(acc[rr], xs, mask, (ir - rr) * mw + FAST_X * cc, FAST_X);
+                        for (unsigned rr = 0; rr < FAST_Y; rr++)
+                            if (rr <= ir && ir - rr < mh32) chunk(acc[rr], xs, mask, (ir - rr) * mw32 + FAST_X * cc, FAST_X);
                         lo = hi;
                     }
-                    if (rem > 0) {
-                        float4 hi = rem > 1 ? *reinterpret_cast<const float4*>(s + row + FAST_X * (full + 1)) : lo;
+                    if (rem32 > 0) {
+                        float4 hi = rem32 > 1 ? *reinterpret_cast<const float4*>(s + row + FAST_X * (full32 + 1)) : lo;
                         float xs[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
 #pragma unroll
-                        for (int rr = 0; rr < FAST_Y; rr++)
-                            if ((size_t)rr <= ir && ir - rr < mh) chunk(acc[rr], xs, mask, (ir - rr) * mw + FAST_X * full, rem);
+                        for (unsigned rr = 0; rr < FAST_Y; rr++)
+                            if (rr <= ir && ir - rr < mh32) chunk(acc[rr], xs, mask, (ir - rr) * mw32 + FAST_X * full32, rem);
                     }
                 }
 #pragma unroll
@@ -250,15 +265,15 @@ extern "C" __global__ void conv2d_tiled_f32(CONV2D_PARAMS) {
 }
 
 extern "C" __global__ void conv2d_fast_f32(CONV2D_PARAMS) {
-    fast(IMAGE, output, ConstTaps{}, mw, mh, left_x, left_y);
+    fast<LOAD_ROWS_FAST>(IMAGE, output, ConstTaps{}, mw, mh, left_x, left_y);
 }
 
 // Separable passes: the fast kernel with a 1 x mw mask (rows) or an
 // mh x 1 mask (columns), taps from global memory.
 extern "C" __global__ void conv2d_rows_f32(CONV2D_PARAMS) {
-    fast(IMAGE, output, GlobalTaps{mask}, mw, 1, left_x, 0);
+    fast<LOAD_ROWS_FAST>(IMAGE, output, GlobalTaps{mask}, mw, 1, left_x, 0);
 }
 
 extern "C" __global__ void conv2d_cols_f32(CONV2D_PARAMS) {
-    fast(IMAGE, output, GlobalTaps{mask}, 1, mh, 0, left_y);
+    fast<LOAD_ROWS_COLS>(IMAGE, output, GlobalTaps{mask}, 1, mh, 0, left_y);
 }

@@ -67,10 +67,15 @@ mod kernels {
     use crate::dev::shared::{Shared, dynamic};
     use crate::dev::sync::sync_threads;
 
-    /// The fast kernel's load phase keeps `LOAD_ROWS × LOAD_COLS` global
-    /// loads per thread in flight before storing them to shared memory.
-    const LOAD_ROWS: usize = 2;
-    /// See [`LOAD_ROWS`].
+    /// Rows of global loads per thread the fast kernel keeps in flight
+    /// before its shared stores (its `LR` parameter): more loads in flight
+    /// against more registers. Chosen so each kernel stays at the same
+    /// resident blocks per SM as with fewer (sm_90: 80 registers for
+    /// `conv2d_fast_f32`, 3 blocks of 256 threads).
+    const LOAD_ROWS_FAST: usize = 4;
+    /// The column pass's `LR` (4 would cost it a resident block).
+    const LOAD_ROWS_COLS: usize = 2;
+    /// Columns of loads per row in flight (see [`LOAD_ROWS_FAST`]).
     const LOAD_COLS: usize = 1;
 
     /// Where a kernel reads its taps (row-major, `k = j · mw + i`).
@@ -283,7 +288,7 @@ mod kernels {
     /// A block's tile is `FAST_Y · blockDim.y` rows by `FAST_X ·
     /// blockDim.x` columns of outputs. Load phase: the block copies the
     /// inputs they need (tile plus halo) into shared memory; in interior
-    /// tiles with plain loads, `LOAD_ROWS · LOAD_COLS` per thread in flight before
+    /// tiles with plain loads, `LR · LOAD_COLS` per thread in flight before
     /// the shared stores, at the image's edges through the mode's index
     /// map. Compute phase: thread `(tx, ty)` owns outputs `FAST_X · tx …`
     /// of rows `FAST_Y · ty …`. It walks the `FAST_Y + mh − 1` input rows
@@ -295,7 +300,7 @@ mod kernels {
     /// are skipped, never multiplied by zero, so infinities and NaNs
     /// propagate exactly as in the plain sum.
     #[inline(always)]
-    unsafe fn fast<T: ConvElem, M: Taps<T>>(
+    unsafe fn fast<T: ConvElem, M: Taps<T>, const LR: usize>(
         img: Image<T>,
         output: *mut T,
         mask: M,
@@ -324,48 +329,59 @@ mod kernels {
                 if img.contains(ox, oy, lw, sh) {
                     // SAFETY: the region lies inside the image.
                     let base = unsafe { img.p.add(oy as usize * img.pitch + ox as usize) };
-                    let mut r0 = ty;
-                    while r0 < sh {
-                        let mut c0 = tx;
-                        while c0 < lw {
-                            // LOAD_ROWS × LOAD_COLS loads in flight, then
+                    // In-tile indices in 32 bits, as in the compute phase.
+                    let (sh32, lw32, sw32) = (sh as u32, lw as u32, sw as u32);
+                    let (bdx32, bdy32) = (bdx as u32, bdy as u32);
+                    let mut r0 = ty as u32;
+                    while r0 < sh32 {
+                        let mut c0 = tx as u32;
+                        while c0 < lw32 {
+                            // LR × LOAD_COLS loads in flight, then
                             // their shared stores.
-                            let mut v = [[T::ZERO; LOAD_COLS]; LOAD_ROWS];
+                            let mut v = [[T::ZERO; LOAD_COLS]; LR];
                             for (u, vu) in v.iter_mut().enumerate() {
-                                let r = r0 + u * bdy;
-                                if r < sh {
+                                let r = r0 + u as u32 * bdy32;
+                                if r < sh32 {
                                     // SAFETY: row r < sh of the region.
-                                    let src = unsafe { base.add(r * img.pitch) };
+                                    let src = unsafe { base.add(r as usize * img.pitch) };
                                     for (w, vw) in vu.iter_mut().enumerate() {
-                                        let c = c0 + w * bdx;
-                                        if c < lw {
+                                        let c = c0 + w as u32 * bdx32;
+                                        if c < lw32 {
                                             // SAFETY: column c < lw of the region.
-                                            *vw = unsafe { *src.add(c) };
+                                            *vw = unsafe { *src.add(c as usize) };
                                         }
                                     }
                                 }
                             }
                             for (u, vu) in v.iter().enumerate() {
-                                let r = r0 + u * bdy;
+                                let r = r0 + u as u32 * bdy32;
                                 for (w, &vw) in vu.iter().enumerate() {
-                                    let c = c0 + w * bdx;
-                                    if r < sh && c < lw {
+                                    let c = c0 + w as u32 * bdx32;
+                                    if r < sh32 && c < lw32 {
                                         // SAFETY: r < sh, c < lw ≤ sw: inside the tile.
-                                        unsafe { s.write(r * sw + c, vw) };
+                                        unsafe { s.write((r * sw32 + c) as usize, vw) };
                                     }
                                 }
                             }
-                            c0 += LOAD_COLS * bdx;
+                            c0 += LOAD_COLS as u32 * bdx32;
                         }
-                        r0 += LOAD_ROWS * bdy;
+                        r0 += LR as u32 * bdy32;
                     }
                 } else {
+                    // At the image's edges: each axis through the mode's
+                    // index map, the row mapped once per row.
                     let mut r = ty;
                     while r < sh {
+                        let yy = map_index(oy + r as isize, img.height as isize, img.mode);
                         let mut c = tx;
                         while c < lw {
-                            // SAFETY: fetch maps any position; r · sw + c is inside.
-                            unsafe { s.write(r * sw + c, img.fetch(ox + c as isize, oy + r as isize)) };
+                            let v = match (yy, map_index(ox + c as isize, img.width as isize, img.mode)) {
+                                // SAFETY: map_index returns in-range indices.
+                                (Some(j), Some(i)) => unsafe { img.at(i, j) },
+                                _ => T::ZERO,
+                            };
+                            // SAFETY: r < sh, c < lw ≤ sw: inside the tile.
+                            unsafe { s.write(r * sw + c, v) };
                             c += bdx;
                         }
                         r += bdy;
@@ -376,34 +392,48 @@ mod kernels {
                 let (x, yb) = (x0 + FAST_X * tx, y0 + FAST_Y * ty);
                 if x < img.width && yb < img.height {
                     let mut acc = [[T::ZERO; FAST_X]; FAST_Y];
-                    for ir in 0..FAST_Y + mh - 1 {
-                        let row = (FAST_Y * ty + ir) * sw + FAST_X * tx;
+                    // In-tile arithmetic in 32 bits (the tile is far below
+                    // 2³² elements): half the registers of usize.
+                    let (sw32, mw32, mh32) = (sw as u32, mw as u32, mh as u32);
+                    let (full32, rem32) = (full as u32, rem as u32);
+                    const FX: u32 = FAST_X as u32;
+                    let row0 = (FAST_Y * ty) as u32 * sw32 + FX * tx as u32;
+                    for ir in 0..FAST_Y as u32 + mh32 - 1 {
+                        let row = row0 + ir * sw32;
                         // SAFETY (shared reads): row + FAST_X · (chunk + 1) + 3
                         // < (FAST_Y · ty + ir + 1) · sw for every chunk read,
                         // as sw = FAST_X · bdx + FAST_X · ceil(mw / FAST_X).
                         // SAFETY: see above.
-                        let mut lo = unsafe { T::read4(s, row) };
-                        for cc in 0..full {
+                        let mut lo = unsafe { T::read4(s, row as usize) };
+                        for cc in 0..full32 {
                             // SAFETY: see above.
-                            let hi = unsafe { T::read4(s, row + FAST_X * (cc + 1)) };
+                            let hi = unsafe { T::read4(s, (row + FX * (cc + 1)) as usize) };
                             let xs = [lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]];
                             for (rr, a) in acc.iter_mut().enumerate() {
-                                if rr <= ir && ir - rr < mh {
+                                let rr = rr as u32;
+                                if rr <= ir && ir - rr < mh32 {
+                                    let k0 = (ir - rr) * mw32 + FX * cc;
                                     // SAFETY: mask row ir − rr < mh, taps of a full chunk.
-                                    unsafe { chunk(a, &xs, mask, (ir - rr) * mw + FAST_X * cc, FAST_X) };
+                                    unsafe { chunk(a, &xs, mask, k0 as usize, FAST_X) };
                                 }
                             }
                             lo = hi;
                         }
-                        if rem > 0 {
+                        if rem32 > 0 {
                             // With one tap left only lo is used.
-                            // SAFETY: see above.
-                            let hi = if rem > 1 { unsafe { T::read4(s, row + FAST_X * (full + 1)) } } else { lo };
+                            let hi = if rem32 > 1 {
+                                // SAFETY: see above.
+                                unsafe { T::read4(s, (row + FX * (full32 + 1)) as usize) }
+                            } else {
+                                lo
+                            };
                             let xs = [lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]];
                             for (rr, a) in acc.iter_mut().enumerate() {
-                                if rr <= ir && ir - rr < mh {
+                                let rr = rr as u32;
+                                if rr <= ir && ir - rr < mh32 {
+                                    let k0 = (ir - rr) * mw32 + FX * full32;
                                     // SAFETY: the last rem taps of mask row ir − rr.
-                                    unsafe { chunk(a, &xs, mask, (ir - rr) * mw + FAST_X * full, rem) };
+                                    unsafe { chunk(a, &xs, mask, k0 as usize, rem) };
                                 }
                             }
                         }
@@ -435,6 +465,19 @@ mod kernels {
         }
     }
 
+    /// The fast 2D kernel: [`fast`] with [`LOAD_ROWS_FAST`].
+    #[inline(always)]
+    unsafe fn fast_tile<T: ConvElem, M: Taps<T>>(
+        img: Image<T>,
+        output: *mut T,
+        mask: M,
+        size: (usize, usize),
+        left: (usize, usize),
+    ) {
+        // SAFETY: the caller's contract.
+        unsafe { fast::<T, M, LOAD_ROWS_FAST>(img, output, mask, size, left) }
+    }
+
     /// The separable row pass: the fast kernel with a `1 × mw` mask.
     #[inline(always)]
     unsafe fn rows<T: ConvElem, M: Taps<T>>(
@@ -445,7 +488,7 @@ mod kernels {
         (lx, _): (usize, usize),
     ) {
         // SAFETY: the caller's contract, with mh = 1 and left_y = 0.
-        unsafe { fast(img, output, mask, (mw, 1), (lx, 0)) }
+        unsafe { fast::<T, M, LOAD_ROWS_FAST>(img, output, mask, (mw, 1), (lx, 0)) }
     }
 
     /// The separable column pass: the fast kernel with an `mh × 1` mask.
@@ -458,7 +501,7 @@ mod kernels {
         (_, ly): (usize, usize),
     ) {
         // SAFETY: the caller's contract, with mw = 1 and left_x = 0.
-        unsafe { fast(img, output, mask, (1, mh), (0, ly)) }
+        unsafe { fast::<T, M, LOAD_ROWS_COLS>(img, output, mask, (1, mh), (0, ly)) }
     }
 
     macro_rules! conv2d_kernel {
@@ -514,16 +557,16 @@ mod kernels {
     conv2d_kernel!(conv2d_const_f32, f32, direct, cm);
     conv2d_kernel!(conv2d_tiled_f32, f32, tiled, cm);
     conv2d_kernel!(conv2d_tiled_gm_f32, f32, tiled, gm);
-    conv2d_kernel!(conv2d_fast_f32, f32, fast, cm);
-    conv2d_kernel!(conv2d_fast_gm_f32, f32, fast, gm);
+    conv2d_kernel!(conv2d_fast_f32, f32, fast_tile, cm);
+    conv2d_kernel!(conv2d_fast_gm_f32, f32, fast_tile, gm);
     conv2d_kernel!(conv2d_rows_f32, f32, rows, gm);
     conv2d_kernel!(conv2d_cols_f32, f32, cols, gm);
     conv2d_kernel!(conv2d_basic_f64, f64, direct, gm);
     conv2d_kernel!(conv2d_const_f64, f64, direct, cm);
     conv2d_kernel!(conv2d_tiled_f64, f64, tiled, cm);
     conv2d_kernel!(conv2d_tiled_gm_f64, f64, tiled, gm);
-    conv2d_kernel!(conv2d_fast_f64, f64, fast, cm);
-    conv2d_kernel!(conv2d_fast_gm_f64, f64, fast, gm);
+    conv2d_kernel!(conv2d_fast_f64, f64, fast_tile, cm);
+    conv2d_kernel!(conv2d_fast_gm_f64, f64, fast_tile, gm);
     conv2d_kernel!(conv2d_rows_f64, f64, rows, gm);
     conv2d_kernel!(conv2d_cols_f64, f64, cols, gm);
 }
