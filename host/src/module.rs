@@ -307,3 +307,17 @@ impl std::fmt::Debug for PtxModule {
         f.debug_struct("PtxModule").field("kernels", &self.state.kernel_names()).finish_non_exhaustive()
     }
 }
+
+impl PtxModule {
+    /// The owner tag of this module's symbol `name` (see
+    /// [`Gpu::set_symbol_tag`]), so data already written is not written
+    /// again.
+    pub(crate) fn symbol_tag(&self, name: &str) -> Option<u64> {
+        self.state.tag(name)
+    }
+
+    /// Records which host object's data this module's symbol `name` holds.
+    pub(crate) fn set_symbol_tag(&self, name: &str, tag: Option<u64>) {
+        self.state.set_tag(name, tag)
+    }
+}

@@ -51,7 +51,11 @@ use crate::gpu::Gpu;
 use crate::launch::{DevicePtr, LaunchConfig};
 use crate::memory::{DeviceBuffer, DeviceView, DeviceViewMut};
 
+pub mod conv2d;
 pub mod reference;
+pub mod reference2d;
+
+pub use conv2d::{Conv2d, Conv2dPlan, Conv2dVariant, Separable, SeparablePlan};
 
 /// The constant-memory array that holds the mask of the constant-memory
 /// kernels.

@@ -12,10 +12,13 @@
 //! * [`boundary`]: the modes and the index mapping (host and device).
 //! * [`conv1d`]: the five 1D kernels and the shared-memory layouts the
 //!   host sizes launches with.
+//! * [`conv2d`]: the 2D kernels (basic, constant mask, tiled, fast) and
+//!   the separable row and column passes, with their layouts.
 //! * [`CONV_MASK_BYTES`]: the constant-memory mask array.
 
 pub mod boundary;
 pub mod conv1d;
+pub mod conv2d;
 #[cfg(target_arch = "nvptx64")]
 pub mod elem;
 

@@ -1,0 +1,279 @@
+// CUDA C++ twins of the Rust 2D convolution kernels (f32), for comparing
+// what nvcc makes of the same algorithms with what rustc's NVPTX backend
+// makes of them. Same names, same parameter lists (the host checks the
+// PTX parameter sizes at launch), same algorithms line for line, same
+// shared-memory layouts (kernels-gpu/src/conv/conv2d.rs holds the
+// layout functions), same constant array.
+//
+//     nvcc -O3 -arch=sm_90 -ptx cuda/conv2d.cu -o conv2d.ptx
+//
+// and launch through Gpu::load_ptx + Conv2d::run_on / Separable::run_on.
+//
+// Parameters of every kernel: (input, output, width, height, pitch, mask,
+// mw, mh, left_x, left_y, mode); element (x, y) at y * pitch + x; mask
+// row-major mh x mw; mode: 0 zero, 1 nearest, 2 reflect, 3 mirror, 4 wrap,
+// applied per axis.
+
+#include <cstddef>
+
+// 16 KiB, as CONV_MASK_BYTES on the Rust side.
+__constant__ float CONV_MASK[4096];
+
+#define FAST_X 4
+#define FAST_Y 4
+// Rows of loads in flight per thread in the load phase (LR): 4 for the
+// fast 2D kernel and the row pass, 2 for the column pass.
+#define LOAD_ROWS_FAST 4
+#define LOAD_ROWS_COLS 2
+#define LOAD_COLS 1
+
+// Position x (any integer) of an axis of length n mapped to the input
+// index it takes under mode, or -1 for a zero (map_index).
+__device__ __forceinline__ long long map_index(long long x, long long n, unsigned mode) {
+    if (0 <= x && x < n) return x;
+    long long p;
+    switch (mode) {
+    case 1:
+        return x < 0 ? 0 : n - 1;
+    case 2:
+        p = ((x % (2 * n)) + 2 * n) % (2 * n);
+        return p < n ? p : 2 * n - 1 - p;
+    case 3:
+        if (n == 1) return 0;
+        p = ((x % (2 * n - 2)) + (2 * n - 2)) % (2 * n - 2);
+        return p < n ? p : 2 * n - 2 - p;
+    case 4:
+        return ((x % n) + n) % n;
+    default:
+        return -1;
+    }
+}
+
+struct Image {
+    const float* p;
+    size_t width, height, pitch;
+    unsigned mode;
+
+    __device__ __forceinline__ float at(size_t x, size_t y) const { return p[y * pitch + x]; }
+
+    __device__ __forceinline__ float fetch(long long x, long long y) const {
+        long long i = map_index(x, (long long)width, mode);
+        long long j = map_index(y, (long long)height, mode);
+        return (i >= 0 && j >= 0) ? at((size_t)i, (size_t)j) : 0.0f;
+    }
+
+    __device__ __forceinline__ bool contains(long long x0, long long y0, size_t w, size_t h) const {
+        return x0 >= 0 && y0 >= 0 && (size_t)x0 + w <= width && (size_t)y0 + h <= height;
+    }
+};
+
+struct ConstTaps {
+    __device__ __forceinline__ float at(size_t k) const { return CONV_MASK[k]; }
+};
+
+struct GlobalTaps {
+    const float* m;
+    __device__ __forceinline__ float at(size_t k) const { return m[k]; }
+};
+
+extern __shared__ __align__(16) float conv2d_smem[];
+
+template <class M>
+__device__ __forceinline__ void direct(Image img, float* output, M mask, size_t mw, size_t mh, size_t lx, size_t ly) {
+    size_t bdx = blockDim.x, bdy = blockDim.y;
+    for (size_t y = blockIdx.y * bdy + threadIdx.y; y < img.height; y += (size_t)gridDim.y * bdy) {
+        for (size_t x = blockIdx.x * bdx + threadIdx.x; x < img.width; x += (size_t)gridDim.x * bdx) {
+            long long sx = (long long)x - (long long)lx, sy = (long long)y - (long long)ly;
+            float acc = 0.0f;
+            if (img.contains(sx, sy, mw, mh)) {
+                const float* base = img.p + (size_t)sy * img.pitch + (size_t)sx;
+                for (size_t j = 0; j < mh; j++) {
+                    const float* row = base + j * img.pitch;
+                    for (size_t i = 0; i < mw; i++) acc = fmaf(row[i], mask.at(j * mw + i), acc);
+                }
+            } else {
+                for (size_t j = 0; j < mh; j++)
+                    for (size_t i = 0; i < mw; i++)
+                        acc = fmaf(img.fetch(sx + (long long)i, sy + (long long)j), mask.at(j * mw + i), acc);
+            }
+            output[y * img.pitch + x] = acc;
+        }
+    }
+}
+
+template <class M>
+__device__ __forceinline__ void tiled(Image img, float* output, M mask, size_t mw, size_t mh, size_t lx, size_t ly) {
+    size_t bdx = blockDim.x, bdy = blockDim.y, tx = threadIdx.x, ty = threadIdx.y;
+    size_t threads = bdx * bdy, t = ty * bdx + tx;
+    size_t sw = bdx + mw - 1;
+    size_t total = (bdy + mh - 1) * sw;
+    float* s = conv2d_smem;
+    size_t tiles_x = (img.width + bdx - 1) / bdx, tiles_y = (img.height + bdy - 1) / bdy;
+    for (size_t tyi = blockIdx.y; tyi < tiles_y; tyi += gridDim.y) {
+        for (size_t txi = blockIdx.x; txi < tiles_x; txi += gridDim.x) {
+            size_t x0 = txi * bdx, y0 = tyi * bdy;
+            long long ox = (long long)x0 - (long long)lx, oy = (long long)y0 - (long long)ly;
+            bool inside = img.contains(ox, oy, sw, bdy + mh - 1);
+            for (size_t k = t; k < total; k += threads) {
+                size_t r = k / sw, c = k - r * sw;
+                s[k] = inside ? img.at((size_t)(ox + (long long)c), (size_t)(oy + (long long)r))
+                              : img.fetch(ox + (long long)c, oy + (long long)r);
+            }
+            __syncthreads();
+            size_t x = x0 + tx, y = y0 + ty;
+            if (x < img.width && y < img.height) {
+                float acc = 0.0f;
+                for (size_t j = 0; j < mh; j++)
+                    for (size_t i = 0; i < mw; i++) acc = fmaf(s[(ty + j) * sw + tx + i], mask.at(j * mw + i), acc);
+                output[y * img.pitch + x] = acc;
+            }
+            __syncthreads();
+        }
+    }
+}
+
+// acc[q] += x[q + jj] * tap(k0 + jj) for the first n taps of a chunk.
+template <class M>
+__device__ __forceinline__ void chunk(float acc[FAST_X], const float x[2 * FAST_X], M mask, size_t k0, size_t n) {
+#pragma unroll
+    for (int jj = 0; jj < FAST_X; jj++) {
+        if ((size_t)jj < n) {
+            float m = mask.at(k0 + jj);
+#pragma unroll
+            for (int q = 0; q < FAST_X; q++) acc[q] = fmaf(x[q + jj], m, acc[q]);
+        }
+    }
+}
+
+template <int LR, class M>
+__device__ __forceinline__ void fast(Image img, float* output, M mask, size_t mw, size_t mh, size_t lx, size_t ly) {
+    size_t bdx = blockDim.x, bdy = blockDim.y, tx = threadIdx.x, ty = threadIdx.y;
+    size_t tw = FAST_X * bdx, th = FAST_Y * bdy;
+    size_t sw = FAST_X * bdx + FAST_X * ((mw + FAST_X - 1) / FAST_X);
+    size_t lw = tw + mw - 1, sh = th + mh - 1;
+    size_t full = mw / FAST_X, rem = mw - full * FAST_X;
+    float* s = conv2d_smem;
+    size_t tiles_x = (img.width + tw - 1) / tw, tiles_y = (img.height + th - 1) / th;
+    for (size_t tyi = blockIdx.y; tyi < tiles_y; tyi += gridDim.y) {
+        for (size_t txi = blockIdx.x; txi < tiles_x; txi += gridDim.x) {
+            size_t x0 = txi * tw, y0 = tyi * th;
+            long long ox = (long long)x0 - (long long)lx, oy = (long long)y0 - (long long)ly;
+            if (img.contains(ox, oy, lw, sh)) {
+                const float* base = img.p + (size_t)oy * img.pitch + (size_t)ox;
+                // In-tile indices in 32 bits.
+                unsigned sh32 = (unsigned)sh, lw32 = (unsigned)lw, sw32 = (unsigned)sw;
+                unsigned bdx32 = (unsigned)bdx, bdy32 = (unsigned)bdy;
+                for (unsigned r0 = (unsigned)ty; r0 < sh32; r0 += LR * bdy32) {
+                    for (unsigned c0 = (unsigned)tx; c0 < lw32; c0 += LOAD_COLS * bdx32) {
+                        float v[LR][LOAD_COLS];
+#pragma unroll
+                        for (int u = 0; u < LR; u++) {
+                            unsigned r = r0 + u * bdy32;
+#pragma unroll
+                            for (int w = 0; w < LOAD_COLS; w++) {
+                                unsigned c = c0 + w * bdx32;
+                                v[u][w] = (r < sh32 && c < lw32) ? base[(size_t)r * img.pitch + c] : 0.0f;
+                            }
+                        }
+#pragma unroll
+                        for (int u = 0; u < LR; u++) {
+                            unsigned r = r0 + u * bdy32;
+#pragma unroll
+                            for (int w = 0; w < LOAD_COLS; w++) {
+                                unsigned c = c0 + w * bdx32;
+                                if (r < sh32 && c < lw32) s[r * sw32 + c] = v[u][w];
+                            }
+                        }
+                    }
+                }
+            } else {
+                // At the edges: each axis through map_index, the row once per row.
+                for (size_t r = ty; r < sh; r += bdy) {
+                    long long yy = map_index(oy + (long long)r, (long long)img.height, img.mode);
+                    for (size_t c = tx; c < lw; c += bdx) {
+                        long long xx = map_index(ox + (long long)c, (long long)img.width, img.mode);
+                        s[r * sw + c] = (yy >= 0 && xx >= 0) ? img.at((size_t)xx, (size_t)yy) : 0.0f;
+                    }
+                }
+            }
+            __syncthreads();
+            size_t x = x0 + FAST_X * tx, yb = y0 + FAST_Y * ty;
+            if (x < img.width && yb < img.height) {
+                float acc[FAST_Y][FAST_X];
+#pragma unroll
+                for (int rr = 0; rr < FAST_Y; rr++)
+#pragma unroll
+                    for (int q = 0; q < FAST_X; q++) acc[rr][q] = 0.0f;
+                // In-tile arithmetic in 32 bits.
+                unsigned sw32 = (unsigned)sw, mw32 = (unsigned)mw, mh32 = (unsigned)mh;
+                unsigned full32 = (unsigned)full, rem32 = (unsigned)rem;
+                unsigned row0 = (unsigned)(FAST_Y * ty) * sw32 + FAST_X * (unsigned)tx;
+                for (unsigned ir = 0; ir < FAST_Y + mh32 - 1; ir++) {
+                    unsigned row = row0 + ir * sw32;
+                    float4 lo = *reinterpret_cast<const float4*>(s + row);
+                    for (unsigned cc = 0; cc < full32; cc++) {
+                        float4 hi = *reinterpret_cast<const float4*>(s + row + FAST_X * (cc + 1));
+                        float xs[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+#pragma unroll
+                        for (unsigned rr = 0; rr < FAST_Y; rr++)
+                            if (rr <= ir && ir - rr < mh32) chunk(acc[rr], xs, mask, (ir - rr) * mw32 + FAST_X * cc, FAST_X);
+                        lo = hi;
+                    }
+                    if (rem32 > 0) {
+                        float4 hi = rem32 > 1 ? *reinterpret_cast<const float4*>(s + row + FAST_X * (full32 + 1)) : lo;
+                        float xs[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+#pragma unroll
+                        for (unsigned rr = 0; rr < FAST_Y; rr++)
+                            if (rr <= ir && ir - rr < mh32) chunk(acc[rr], xs, mask, (ir - rr) * mw32 + FAST_X * full32, rem);
+                    }
+                }
+#pragma unroll
+                for (int rr = 0; rr < FAST_Y; rr++) {
+                    size_t y = yb + rr;
+                    if (y < img.height) {
+                        float* p = output + y * img.pitch + x;
+                        if (x + FAST_X <= img.width && ((size_t)p) % 16 == 0) {
+                            *reinterpret_cast<float4*>(p) = make_float4(acc[rr][0], acc[rr][1], acc[rr][2], acc[rr][3]);
+                        } else {
+#pragma unroll
+                            for (int q = 0; q < FAST_X; q++)
+                                if (x + q < img.width) p[q] = acc[rr][q];
+                        }
+                    }
+                }
+            }
+            __syncthreads();
+        }
+    }
+}
+
+#define CONV2D_PARAMS                                                                                        \
+    const float *input, float *output, size_t width, size_t height, size_t pitch, const float *mask, unsigned mw, \
+        unsigned mh, unsigned left_x, unsigned left_y, unsigned mode
+#define IMAGE Image{input, width, height, pitch, mode}
+
+extern "C" __global__ void conv2d_basic_f32(CONV2D_PARAMS) {
+    direct(IMAGE, output, GlobalTaps{mask}, mw, mh, left_x, left_y);
+}
+
+extern "C" __global__ void conv2d_const_f32(CONV2D_PARAMS) {
+    direct(IMAGE, output, ConstTaps{}, mw, mh, left_x, left_y);
+}
+
+extern "C" __global__ void conv2d_tiled_f32(CONV2D_PARAMS) {
+    tiled(IMAGE, output, ConstTaps{}, mw, mh, left_x, left_y);
+}
+
+extern "C" __global__ void conv2d_fast_f32(CONV2D_PARAMS) {
+    fast<LOAD_ROWS_FAST>(IMAGE, output, ConstTaps{}, mw, mh, left_x, left_y);
+}
+
+// Separable passes: the fast kernel with a 1 x mw mask (rows) or an
+// mh x 1 mask (columns), taps from global memory.
+extern "C" __global__ void conv2d_rows_f32(CONV2D_PARAMS) {
+    fast<LOAD_ROWS_FAST>(IMAGE, output, GlobalTaps{mask}, mw, 1, left_x, 0);
+}
+
+extern "C" __global__ void conv2d_cols_f32(CONV2D_PARAMS) {
+    fast<LOAD_ROWS_COLS>(IMAGE, output, GlobalTaps{mask}, 1, mh, 0, left_y);
+}

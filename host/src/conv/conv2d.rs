@@ -1,0 +1,881 @@
+//! 2D convolution: the lesson's 2D kernels, a fast register-blocked one,
+//! and separable convolution as a row pass and a column pass.
+//!
+//! ```no_run
+//! use coalesce_host::conv::conv2d::{Conv2d, Conv2dVariant, Separable};
+//! use coalesce_host::conv::{Boundary, ConvOp};
+//! use coalesce_host::Gpu;
+//! # fn main() -> coalesce_host::Result<()> {
+//! let gpu = Gpu::new()?;
+//! let (w, h) = (1920, 1080);
+//! let image: Vec<f32> = (0..w * h).map(|i| (i % 255) as f32).collect();
+//! let input = gpu.upload(&image)?;
+//! let mut output = gpu.alloc_zeroed::<f32>(w * h)?;
+//! // A 3 × 3 box blur, reflected at the edges.
+//! let conv = Conv2d::new(&gpu, &[1.0 / 9.0; 9], 3, 3, ConvOp::Correlate, Boundary::Reflect)?;
+//! conv.run(Conv2dVariant::Auto, &input.as_view(), &mut output.as_view_mut(), w, h, w)?;
+//! // A Gaussian blur in two 1D passes.
+//! let blur = Separable::<f32>::gaussian(&gpu, 2.0, 2.0, Boundary::Nearest)?;
+//! blur.run(&input.as_view(), &mut output.as_view_mut(), w, h, w)?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Layout and semantics
+//!
+//! Images are `width × height` elements whose rows start `pitch` elements
+//! apart (`pitch ≥ width`; contiguous images pass `pitch = width`); input
+//! and output share the layout, and the elements between `width` and
+//! `pitch` are neither read nor written. Masks are `mh` rows of `mw` taps,
+//! row-major. [`ConvOp::Correlate`] equals `scipy.ndimage.correlate`,
+//! [`ConvOp::Convolve`] equals `scipy.ndimage.convolve` (the mask reversed
+//! along both axes, the centre shifted per axis for even sizes, see
+//! [`correlation_taps_2d`]); the boundary mode applies to each axis on its
+//! own.
+//!
+//! # Which kernel runs
+//!
+//! Masks of up to [`max_constant_taps`] taps live in constant memory;
+//! wider ones make the tiled and fast variants use their `_gm_` kernels
+//! and [`Conv2dVariant::Const`] run the basic kernel. Tile shapes come
+//! from the device's limits: the block's rows shrink until the shared
+//! tile fits (see [`plan_conv2d`]). The separable passes read their 1D
+//! masks from global memory (they are tiny and stay in the L1 cache).
+
+use std::sync::Mutex;
+use std::sync::atomic::Ordering;
+
+pub use coalesce_kernels::conv::conv2d::{FAST_X, FAST_Y, fast_row_stride, fast_shared_elems, tiled_shared_elems};
+
+use super::{Boundary, ConvElem, ConvOp, MASK_SYMBOL, MaskSource, NEXT_TAG, gaussian, max_constant_taps};
+use crate::device::DeviceLimits;
+use crate::error::{Error, Result};
+use crate::gpu::Gpu;
+use crate::launch::{DevicePtr, KernelArg, LaunchConfig};
+use crate::memory::{DeviceBuffer, DeviceView, DeviceViewMut};
+use crate::module::PtxModule;
+
+/// Threads per block along x of every 2D kernel: one warp per block row,
+/// so each warp reads whole rows (coalesced).
+pub const BLOCK_X: u32 = 32;
+
+/// The most threads per block along y; plans use fewer rows when the
+/// shared tile would not fit otherwise.
+pub const BLOCK_Y: u32 = 8;
+
+/// The 2D kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Conv2dVariant {
+    /// The fastest variant that runs for this mask (`Fast` unless its
+    /// shared tile cannot fit, then `Const`).
+    Auto,
+    /// Mask and inputs from global memory, one output per thread.
+    Basic,
+    /// Mask in constant memory, inputs from global memory.
+    Const,
+    /// Inputs and halo cells in a shared tile, one output per thread.
+    Tiled,
+    /// Register blocking: [`FAST_Y`] × [`FAST_X`] outputs per thread over a
+    /// shared tile, 4-wide shared reads.
+    Fast,
+}
+
+impl Conv2dVariant {
+    /// The four kernels, in the lesson's order.
+    pub const ALL: [Conv2dVariant; 4] =
+        [Conv2dVariant::Basic, Conv2dVariant::Const, Conv2dVariant::Tiled, Conv2dVariant::Fast];
+
+    /// Short name (`basic`, `const`, `tiled`, `fast`, `auto`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Conv2dVariant::Auto => "auto",
+            Conv2dVariant::Basic => "basic",
+            Conv2dVariant::Const => "const",
+            Conv2dVariant::Tiled => "tiled",
+            Conv2dVariant::Fast => "fast",
+        }
+    }
+}
+
+impl std::str::FromStr for Conv2dVariant {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        Conv2dVariant::ALL
+            .into_iter()
+            .chain([Conv2dVariant::Auto])
+            .find(|v| v.name() == s)
+            .ok_or_else(|| format!("unknown variant `{s}` (basic, const, tiled, fast, auto)"))
+    }
+}
+
+/// What one 2D launch is (or would be).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Conv2dPlan {
+    /// The variant asked for (resolved when `Auto`).
+    pub variant: Conv2dVariant,
+    /// The kernel that runs.
+    pub kernel: &'static str,
+    /// Where it reads the mask.
+    pub mask: MaskSource,
+    /// Threads per block, `(x, y)`.
+    pub block: (u32, u32),
+    /// Blocks, `(x, y)`.
+    pub grid: (u32, u32),
+    /// Dynamic shared memory per block, bytes.
+    pub shared_bytes: u32,
+    /// Outputs each block computes per tile, `(columns, rows)`.
+    pub tile: (usize, usize),
+}
+
+impl Conv2dPlan {
+    /// The launch configuration.
+    pub fn launch_config(&self) -> LaunchConfig {
+        LaunchConfig::new(self.grid, self.block).with_shared_mem(self.shared_bytes)
+    }
+}
+
+/// The algorithms a plan can name (kernel families).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Algo {
+    Basic,
+    Const,
+    Tiled,
+    Fast,
+    Rows,
+    Cols,
+}
+
+/// The kernel name for `algo`, mask in global memory or not, element
+/// type `ty`.
+fn kernel_name(algo: Algo, global: bool, ty: &str) -> Result<&'static str> {
+    let f32 = ty == "f32";
+    let name = match (algo, global, ty) {
+        (Algo::Basic, _, "f32" | "f64") => ["conv2d_basic_f64", "conv2d_basic_f32"][f32 as usize],
+        (Algo::Const, _, "f32" | "f64") => ["conv2d_const_f64", "conv2d_const_f32"][f32 as usize],
+        (Algo::Tiled, false, "f32" | "f64") => ["conv2d_tiled_f64", "conv2d_tiled_f32"][f32 as usize],
+        (Algo::Tiled, true, "f32" | "f64") => ["conv2d_tiled_gm_f64", "conv2d_tiled_gm_f32"][f32 as usize],
+        (Algo::Fast, false, "f32" | "f64") => ["conv2d_fast_f64", "conv2d_fast_f32"][f32 as usize],
+        (Algo::Fast, true, "f32" | "f64") => ["conv2d_fast_gm_f64", "conv2d_fast_gm_f32"][f32 as usize],
+        (Algo::Rows, _, "f32" | "f64") => ["conv2d_rows_f64", "conv2d_rows_f32"][f32 as usize],
+        (Algo::Cols, _, "f32" | "f64") => ["conv2d_cols_f64", "conv2d_cols_f32"][f32 as usize],
+        _ => {
+            return Err(Error::InvalidArgument {
+                op: "conv2d",
+                message: format!("no {algo:?} kernel for element type {ty}"),
+            });
+        }
+    };
+    Ok(name)
+}
+
+/// Plans the launch of `algo` for an `mw × mh` mask of `elem_size`-byte
+/// elements over a `width × height` image on a device with `limits`:
+/// blocks of [`BLOCK_X`] × `by` threads, `by` the largest of
+/// [`BLOCK_Y`], 4, 2, 1 whose shared tile fits the opt-in limit; one
+/// block per tile, capped at the grid limits (the kernels walk the
+/// remaining tiles grid-stride).
+#[allow(clippy::too_many_arguments)]
+fn plan_algo(
+    limits: &DeviceLimits,
+    algo: Algo,
+    global: bool,
+    ty: &'static str,
+    elem_size: usize,
+    (mw, mh): (usize, usize),
+    (width, height): (usize, usize),
+) -> Result<Conv2dPlan> {
+    let bx = BLOCK_X.min(limits.max_block_dim[0]).min(limits.max_threads_per_block).max(1);
+    let shared_max = limits.max_shared_per_block_optin as usize;
+    let shared_of = |by: usize| -> Option<usize> {
+        let b = bx as usize;
+        let elems = match algo {
+            Algo::Basic | Algo::Const => Some(0),
+            Algo::Tiled => (by + mh).checked_sub(1).zip((b + mw).checked_sub(1)).and_then(|(r, c)| r.checked_mul(c)),
+            Algo::Fast | Algo::Rows | Algo::Cols => {
+                let (w, h) = match algo {
+                    Algo::Rows => (mw, 1),
+                    Algo::Cols => (1, mh),
+                    _ => (mw, mh),
+                };
+                let stride = (FAST_X * b).checked_add(FAST_X.checked_mul(w.div_ceil(FAST_X))?)?;
+                (FAST_Y * by).checked_add(h - 1)?.checked_mul(stride)
+            }
+        }?;
+        elems.checked_mul(elem_size).filter(|&bytes| bytes <= shared_max)
+    };
+    let max_by = BLOCK_Y.min(limits.max_block_dim[1]).min(limits.max_threads_per_block / bx).max(1);
+    let by = [max_by, 4, 2, 1].into_iter().filter(|&b| b <= max_by).find(|&b| shared_of(b as usize).is_some());
+    let Some(by) = by else {
+        return Err(Error::InvalidArgument {
+            op: "conv2d",
+            message: format!(
+                "the {algo:?} kernel's shared tile for a {mw}×{mh} mask needs more than the {shared_max} bytes per \
+                 block this device allows, even with one row of threads (use the basic or const variant)"
+            ),
+        });
+    };
+    let shared = shared_of(by as usize).unwrap_or(0);
+    let (per_x, per_y) = match algo {
+        Algo::Fast | Algo::Rows | Algo::Cols => (FAST_X, FAST_Y),
+        _ => (1, 1),
+    };
+    let tile = (per_x * bx as usize, per_y * by as usize);
+    let grid_x = width.div_ceil(tile.0).clamp(1, limits.max_grid_dim[0] as usize) as u32;
+    let grid_y = height.div_ceil(tile.1).clamp(1, limits.max_grid_dim[1] as usize) as u32;
+    Ok(Conv2dPlan {
+        variant: Conv2dVariant::Fast,
+        kernel: kernel_name(algo, global, ty)?,
+        mask: if global || algo == Algo::Basic { MaskSource::Global } else { MaskSource::Constant },
+        block: (bx, by),
+        grid: (grid_x, grid_y),
+        shared_bytes: shared as u32,
+        tile,
+    })
+}
+
+/// The plan [`Conv2d::plan`] makes, computable without a GPU: `variant`
+/// for an `mw × mh` mask of `T` over a `width × height` image on a device
+/// with `limits`. Errors when the variant's shared tile cannot fit.
+pub fn plan_conv2d<T: ConvElem>(
+    limits: &DeviceLimits,
+    variant: Conv2dVariant,
+    (mw, mh): (usize, usize),
+    (width, height): (usize, usize),
+) -> Result<Conv2dPlan> {
+    check_mask_dims(mw.saturating_mul(mh), mw, mh)?;
+    let size = std::mem::size_of::<T>();
+    let global = mw * mh > max_constant_taps::<T>();
+    let plan = |algo| plan_algo(limits, algo, global, T::NAME, size, (mw, mh), (width, height));
+    let (variant, plan) = match variant {
+        Conv2dVariant::Auto => match plan(Algo::Fast) {
+            Ok(p) => (Conv2dVariant::Fast, p),
+            Err(_) if !global => (Conv2dVariant::Const, plan(Algo::Const)?),
+            Err(_) => (Conv2dVariant::Const, plan(Algo::Basic)?),
+        },
+        Conv2dVariant::Basic => (variant, plan(Algo::Basic)?),
+        Conv2dVariant::Const if !global => (variant, plan(Algo::Const)?),
+        Conv2dVariant::Const => (variant, plan(Algo::Basic)?),
+        Conv2dVariant::Tiled => (variant, plan(Algo::Tiled)?),
+        Conv2dVariant::Fast => (variant, plan(Algo::Fast)?),
+    };
+    Ok(Conv2dPlan { variant, ..plan })
+}
+
+/// The two launches of a separable convolution.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SeparablePlan {
+    /// The row pass (input → intermediate).
+    pub rows: Conv2dPlan,
+    /// The column pass (intermediate → output).
+    pub cols: Conv2dPlan,
+}
+
+/// The plan [`Separable::plan`] makes, computable without a GPU: a
+/// `1 × mw` row pass then an `mh × 1` column pass over `width × height`.
+pub fn plan_separable<T: ConvElem>(
+    limits: &DeviceLimits,
+    mw: usize,
+    mh: usize,
+    (width, height): (usize, usize),
+) -> Result<SeparablePlan> {
+    check_mask_dims(mw, mw, 1)?;
+    check_mask_dims(mh, 1, mh)?;
+    let size = std::mem::size_of::<T>();
+    let pass = |algo, dims| plan_algo(limits, algo, true, T::NAME, size, dims, (width, height));
+    Ok(SeparablePlan { rows: pass(Algo::Rows, (mw, 1))?, cols: pass(Algo::Cols, (1, mh))? })
+}
+
+/// Checks a mask's dimensions against its length: both at least 1,
+/// `len = mw · mh`, each below 2³² (the kernels take 32-bit sizes).
+pub fn check_mask_dims(len: usize, mw: usize, mh: usize) -> Result<()> {
+    let bad = |message: String| Err(Error::InvalidArgument { op: "conv2d", message });
+    if mw == 0 || mh == 0 {
+        return bad(format!("the mask is {mw}×{mh}: both dimensions must be at least 1"));
+    }
+    if u32::try_from(mw).is_err() || u32::try_from(mh).is_err() {
+        return bad(format!("a {mw}×{mh} mask is larger than the kernels accept (2^32 − 1 per axis)"));
+    }
+    match mw.checked_mul(mh) {
+        Some(n) if n == len => Ok(()),
+        Some(n) => Err(Error::LengthMismatch { op: "conv2d mask", expected: n, got: len }),
+        None => bad(format!("a {mw}×{mh} mask has more taps than memory can hold")),
+    }
+}
+
+/// Checks an image layout against the views that hold it: `pitch ≥
+/// width`, and views of at least `(height − 1) · pitch + width` elements
+/// (nothing when either dimension is 0: there is nothing to do).
+/// Returns that element count.
+pub fn check_layout(input_len: usize, output_len: usize, width: usize, height: usize, pitch: usize) -> Result<usize> {
+    if pitch < width {
+        return Err(Error::InvalidArgument {
+            op: "conv2d",
+            message: format!("pitch {pitch} is less than the width {width} (pitch counts elements per row)"),
+        });
+    }
+    let need = if width == 0 || height == 0 {
+        0
+    } else {
+        (height - 1).checked_mul(pitch).and_then(|v| v.checked_add(width)).ok_or_else(|| Error::InvalidArgument {
+            op: "conv2d",
+            message: format!("a {width}×{height} image with pitch {pitch} has more elements than memory can hold"),
+        })?
+    };
+    if input_len < need {
+        return Err(Error::LengthMismatch { op: "conv2d input", expected: need, got: input_len });
+    }
+    if output_len < need {
+        return Err(Error::LengthMismatch { op: "conv2d output", expected: need, got: output_len });
+    }
+    Ok(need)
+}
+
+/// The correlation taps, `left_x` and `left_y` that compute `op` with the
+/// row-major `mw × mh` mask `mask`: the mask and `(mw / 2, mh / 2)` for a
+/// correlation; the mask reversed along both axes (the row-major order
+/// reversed) and `(mw − 1 − mw / 2, mh − 1 − mh / 2)` for a convolution,
+/// as `scipy.ndimage.convolve` centres even sizes.
+pub fn correlation_taps_2d<T: Copy>(op: ConvOp, mask: &[T], mw: usize, mh: usize) -> (Vec<T>, usize, usize) {
+    let left = |w: usize| match op {
+        ConvOp::Correlate => w / 2,
+        ConvOp::Convolve => w.max(1) - 1 - w / 2,
+    };
+    let taps = match op {
+        ConvOp::Correlate => mask.to_vec(),
+        ConvOp::Convolve => mask.iter().rev().copied().collect(),
+    };
+    (taps, left(mw), left(mh))
+}
+
+/// Where a launch goes: the crate's module, or a loaded twin module with
+/// the same kernel names and parameters.
+#[derive(Clone, Copy)]
+enum Target<'a> {
+    Crate(&'a Gpu),
+    Twin(&'a PtxModule),
+}
+
+impl Target<'_> {
+    fn new<'a>(gpu: &'a Gpu, module: Option<&'a PtxModule>) -> Result<Target<'a>> {
+        match module {
+            None => Ok(Target::Crate(gpu)),
+            Some(m) if m.gpu().raw_context() == gpu.raw_context() => Ok(Target::Twin(m)),
+            Some(_) => Err(Error::ForeignBuffer { op: "conv2d (module of another context)" }),
+        }
+    }
+
+    /// Copies `taps` into this target's `CONV_MASK` unless the data tagged
+    /// `tag` is there already.
+    fn load_mask<T: ConvElem>(self, taps: &[T], tag: u64) -> Result<()> {
+        match self {
+            Target::Crate(gpu) => {
+                if gpu.symbol_tag(MASK_SYMBOL) != Some(tag) {
+                    gpu.write_symbol_prefix(MASK_SYMBOL, taps)?;
+                    gpu.set_symbol_tag(MASK_SYMBOL, Some(tag));
+                }
+            }
+            Target::Twin(m) => {
+                if m.symbol_tag(MASK_SYMBOL) != Some(tag) {
+                    m.write_symbol_prefix(MASK_SYMBOL, taps)?;
+                    m.set_symbol_tag(MASK_SYMBOL, Some(tag));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// # Safety
+    /// As [`Gpu::launch`].
+    unsafe fn launch(self, name: &'static str, cfg: &LaunchConfig, args: &[&dyn KernelArg]) -> Result<()> {
+        // SAFETY: forwarded to the caller's contract.
+        unsafe {
+            match self {
+                Target::Crate(gpu) => gpu.launch(name, cfg, args),
+                Target::Twin(m) => m.launch(name, cfg, args),
+            }
+        }
+    }
+}
+
+/// The arguments every 2D kernel takes, in order.
+struct Args {
+    input: DevicePtr,
+    output: DevicePtr,
+    width: usize,
+    height: usize,
+    pitch: usize,
+    mask: DevicePtr,
+    mw: u32,
+    mh: u32,
+    left_x: u32,
+    left_y: u32,
+    mode: u32,
+}
+
+impl Args {
+    /// Launches `plan` with these arguments.
+    ///
+    /// # Safety
+    /// The pointers satisfy the kernel's contract (see
+    /// `coalesce_kernels::conv::conv2d`).
+    unsafe fn launch(&self, target: Target<'_>, plan: &Conv2dPlan) -> Result<()> {
+        let a = self;
+        // SAFETY: forwarded to the caller's contract; the argument list is
+        // the kernels' parameter list.
+        unsafe {
+            target.launch(
+                plan.kernel,
+                &plan.launch_config(),
+                &[
+                    &a.input, &a.output, &a.width, &a.height, &a.pitch, &a.mask, &a.mw, &a.mh, &a.left_x, &a.left_y,
+                    &a.mode,
+                ],
+            )
+        }
+    }
+}
+
+/// Checks that two views live on `gpu` and fit the layout.
+fn check_views<T: ConvElem>(
+    gpu: &Gpu,
+    input: &DeviceView<T>,
+    output: &DeviceViewMut<T>,
+    (width, height, pitch): (usize, usize, usize),
+) -> Result<usize> {
+    input.check_gpu(gpu, "conv2d")?;
+    output.check_gpu(gpu, "conv2d")?;
+    check_layout(input.len(), output.len(), width, height, pitch)
+}
+
+/// A 2D convolution ready to run: mask, operation and boundary mode, with
+/// the mask already on the device.
+pub struct Conv2d<T: ConvElem> {
+    gpu: Gpu,
+    taps: Vec<T>,
+    mw: usize,
+    mh: usize,
+    left_x: usize,
+    left_y: usize,
+    op: ConvOp,
+    mode: Boundary,
+    mask: DeviceBuffer<T>,
+    tag: u64,
+}
+
+impl<T: ConvElem> Conv2d<T> {
+    /// Prepares the row-major `mw × mh` mask `mask` for operation `op`
+    /// under boundary mode `mode`. A zero dimension or a length other
+    /// than `mw · mh` is an error.
+    pub fn new(gpu: &Gpu, mask: &[T], mw: usize, mh: usize, op: ConvOp, mode: Boundary) -> Result<Self> {
+        check_mask_dims(mask.len(), mw, mh)?;
+        let (taps, left_x, left_y) = correlation_taps_2d(op, mask, mw, mh);
+        let dev = gpu.upload(&taps)?;
+        Ok(Conv2d {
+            gpu: gpu.clone(),
+            taps,
+            mw,
+            mh,
+            left_x,
+            left_y,
+            op,
+            mode,
+            mask: dev,
+            tag: NEXT_TAG.fetch_add(1, Ordering::Relaxed),
+        })
+    }
+
+    /// Mask size `(mw, mh)`.
+    pub fn size(&self) -> (usize, usize) {
+        (self.mw, self.mh)
+    }
+
+    /// Taps left of and above the centre, `(left_x, left_y)`, in the
+    /// correlation the kernels compute.
+    pub fn left(&self) -> (usize, usize) {
+        (self.left_x, self.left_y)
+    }
+
+    /// The correlation taps, row-major (the mask, reversed along both axes
+    /// for a convolution).
+    pub fn taps(&self) -> &[T] {
+        &self.taps
+    }
+
+    /// The operation.
+    pub fn op(&self) -> ConvOp {
+        self.op
+    }
+
+    /// The boundary mode.
+    pub fn mode(&self) -> Boundary {
+        self.mode
+    }
+
+    /// The GPU this convolution runs on.
+    pub fn gpu(&self) -> &Gpu {
+        &self.gpu
+    }
+
+    /// The launch [`Conv2d::run`] makes for `variant` over a `width ×
+    /// height` image.
+    pub fn plan(&self, variant: Conv2dVariant, width: usize, height: usize) -> Result<Conv2dPlan> {
+        plan_conv2d::<T>(&self.gpu.info().limits, variant, (self.mw, self.mh), (width, height))
+    }
+
+    /// Convolves the `width × height` image in `input` (rows `pitch`
+    /// elements apart) into `output` (same layout) with `variant`,
+    /// asynchronously on the GPU's stream; returns what ran. Writes the
+    /// mask into constant memory first when another mask is there.
+    pub fn run(
+        &self,
+        variant: Conv2dVariant,
+        input: &DeviceView<T>,
+        output: &mut DeviceViewMut<T>,
+        width: usize,
+        height: usize,
+        pitch: usize,
+    ) -> Result<Conv2dPlan> {
+        self.run_on(None, variant, input, output, width, height, pitch)
+    }
+
+    /// As [`Conv2d::run`], launching the kernels of `module` instead of
+    /// the crate's when it is `Some`: a PTX module loaded on the same
+    /// [`Gpu`] with the same kernel names, parameters and `CONV_MASK`
+    /// symbol (the CUDA C++ twins in `cuda/conv2d.cu`). The plan is the
+    /// same; the mask goes into that module's `CONV_MASK`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_on(
+        &self,
+        module: Option<&PtxModule>,
+        variant: Conv2dVariant,
+        input: &DeviceView<T>,
+        output: &mut DeviceViewMut<T>,
+        width: usize,
+        height: usize,
+        pitch: usize,
+    ) -> Result<Conv2dPlan> {
+        let target = Target::new(&self.gpu, module)?;
+        check_views(&self.gpu, input, output, (width, height, pitch))?;
+        let plan = self.plan(variant, width, height)?;
+        if width == 0 || height == 0 {
+            return Ok(plan);
+        }
+        if plan.mask == MaskSource::Constant {
+            target.load_mask(&self.taps, self.tag)?;
+        }
+        let args = Args {
+            input: input.device_ptr(),
+            output: output.device_ptr(),
+            width,
+            height,
+            pitch,
+            mask: self.mask.device_ptr(),
+            mw: self.mw as u32,
+            mh: self.mh as u32,
+            left_x: self.left_x as u32,
+            left_y: self.left_y as u32,
+            mode: self.mode.raw(),
+        };
+        // SAFETY: input and output are live views on this GPU holding the
+        // layout (checked above) and cannot overlap (one is borrowed
+        // mutably); the mask buffer holds mw · mh taps, CONV_MASK holds
+        // them when a constant kernel runs; left_x < mw, left_y < mh; the
+        // shared memory is the kernel's layout for the plan's block.
+        unsafe { args.launch(target, &plan)? };
+        Ok(plan)
+    }
+}
+
+impl<T: ConvElem> std::fmt::Debug for Conv2d<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Conv2d")
+            .field("size", &(self.mw, self.mh))
+            .field("left", &(self.left_x, self.left_y))
+            .field("op", &self.op)
+            .field("mode", &self.mode)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A separable 2D convolution: a row pass with `mask_x`, then a column
+/// pass with `mask_y`, through an intermediate image in `T` (the same
+/// layout as the input). Equals the 2D convolution with the outer-product
+/// mask `mask_y[j] · mask_x[i]` up to the rounding of the intermediate.
+pub struct Separable<T: ConvElem> {
+    gpu: Gpu,
+    taps_x: Vec<T>,
+    taps_y: Vec<T>,
+    left_x: usize,
+    left_y: usize,
+    op: ConvOp,
+    mode: Boundary,
+    mask_x: DeviceBuffer<T>,
+    mask_y: DeviceBuffer<T>,
+    scratch: Mutex<Option<DeviceBuffer<T>>>,
+}
+
+impl<T: ConvElem> Separable<T> {
+    /// Prepares the 1D masks `mask_x` (along rows) and `mask_y` (along
+    /// columns) for `op` under `mode`. Empty masks are errors.
+    pub fn new(gpu: &Gpu, mask_x: &[T], mask_y: &[T], op: ConvOp, mode: Boundary) -> Result<Self> {
+        if mask_x.is_empty() || mask_y.is_empty() {
+            return Err(Error::InvalidArgument {
+                op: "conv2d separable",
+                message: format!("the masks have {} and {} taps: both need at least 1", mask_x.len(), mask_y.len()),
+            });
+        }
+        check_mask_dims(mask_x.len(), mask_x.len(), 1)?;
+        check_mask_dims(mask_y.len(), 1, mask_y.len())?;
+        let (taps_x, left_x) = op.correlation_taps(mask_x);
+        let (taps_y, left_y) = op.correlation_taps(mask_y);
+        Ok(Separable {
+            gpu: gpu.clone(),
+            mask_x: gpu.upload(&taps_x)?,
+            mask_y: gpu.upload(&taps_y)?,
+            taps_x,
+            taps_y,
+            left_x,
+            left_y,
+            op,
+            mode,
+            scratch: Mutex::new(None),
+        })
+    }
+
+    /// A Gaussian blur with standard deviations `sigma_x`, `sigma_y` (in
+    /// pixels), weights as `scipy.ndimage.gaussian_filter` builds them
+    /// ([`gaussian`]).
+    pub fn gaussian(gpu: &Gpu, sigma_x: f64, sigma_y: f64, mode: Boundary) -> Result<Self> {
+        Separable::new(gpu, &gaussian::<T>(sigma_x)?, &gaussian::<T>(sigma_y)?, ConvOp::Correlate, mode)
+    }
+
+    /// The correlation taps along x and y.
+    pub fn taps(&self) -> (&[T], &[T]) {
+        (&self.taps_x, &self.taps_y)
+    }
+
+    /// Taps left of and above the centre, `(left_x, left_y)`.
+    pub fn left(&self) -> (usize, usize) {
+        (self.left_x, self.left_y)
+    }
+
+    /// The operation.
+    pub fn op(&self) -> ConvOp {
+        self.op
+    }
+
+    /// The boundary mode.
+    pub fn mode(&self) -> Boundary {
+        self.mode
+    }
+
+    /// The two launches for a `width × height` image.
+    pub fn plan(&self, width: usize, height: usize) -> Result<SeparablePlan> {
+        plan_separable::<T>(&self.gpu.info().limits, self.taps_x.len(), self.taps_y.len(), (width, height))
+    }
+
+    /// Runs both passes through an intermediate buffer this value owns
+    /// (allocated on first use, grown when a larger image comes).
+    pub fn run(
+        &self,
+        input: &DeviceView<T>,
+        output: &mut DeviceViewMut<T>,
+        width: usize,
+        height: usize,
+        pitch: usize,
+    ) -> Result<SeparablePlan> {
+        self.run_on(None, input, output, None, width, height, pitch)
+    }
+
+    /// Runs both passes through `scratch`, a caller's buffer of at least
+    /// `(height − 1) · pitch + width` elements (the intermediate image).
+    pub fn run_with(
+        &self,
+        input: &DeviceView<T>,
+        output: &mut DeviceViewMut<T>,
+        scratch: &mut DeviceViewMut<T>,
+        width: usize,
+        height: usize,
+        pitch: usize,
+    ) -> Result<SeparablePlan> {
+        self.run_on(None, input, output, Some(scratch), width, height, pitch)
+    }
+
+    /// As [`Separable::run`] / [`Separable::run_with`] (`scratch` `None`
+    /// or not), launching the kernels of `module` when it is `Some` (see
+    /// [`Conv2d::run_on`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_on(
+        &self,
+        module: Option<&PtxModule>,
+        input: &DeviceView<T>,
+        output: &mut DeviceViewMut<T>,
+        scratch: Option<&mut DeviceViewMut<T>>,
+        width: usize,
+        height: usize,
+        pitch: usize,
+    ) -> Result<SeparablePlan> {
+        let target = Target::new(&self.gpu, module)?;
+        let need = check_views(&self.gpu, input, output, (width, height, pitch))?;
+        let plan = self.plan(width, height)?;
+        if need == 0 {
+            return Ok(plan);
+        }
+        let mut owned = self.scratch.lock().unwrap_or_else(|p| p.into_inner());
+        let mid = match scratch {
+            Some(s) => {
+                s.check_gpu(&self.gpu, "conv2d separable scratch")?;
+                if s.len() < need {
+                    return Err(Error::LengthMismatch { op: "conv2d separable scratch", expected: need, got: s.len() });
+                }
+                s.device_ptr()
+            }
+            None => {
+                if owned.as_ref().is_none_or(|b| b.len() < need) {
+                    *owned = None;
+                    *owned = Some(self.gpu.alloc_zeroed::<T>(need)?);
+                }
+                owned.as_ref().map(|b| b.device_ptr()).unwrap_or(DevicePtr(0))
+            }
+        };
+        let pass = |src, dst, mask: &DeviceBuffer<T>, plan: &Conv2dPlan| {
+            let args = Args {
+                input: src,
+                output: dst,
+                width,
+                height,
+                pitch,
+                mask: mask.device_ptr(),
+                mw: self.taps_x.len() as u32,
+                mh: self.taps_y.len() as u32,
+                left_x: self.left_x as u32,
+                left_y: self.left_y as u32,
+                mode: self.mode.raw(),
+            };
+            // SAFETY: src and dst hold the layout (checked above; the
+            // scratch is at least `need` elements and a distinct buffer
+            // from both views: the owned one is private, a caller's is
+            // borrowed mutably next to them); the mask buffers hold the
+            // taps each pass reads; lefts are below the widths.
+            unsafe { args.launch(target, plan) }
+        };
+        pass(input.device_ptr(), mid, &self.mask_x, &plan.rows)?;
+        pass(mid, output.device_ptr(), &self.mask_y, &plan.cols)?;
+        // The owned scratch stays locked until both passes are queued; it
+        // is reused by the next run in stream order.
+        drop(owned);
+        Ok(plan)
+    }
+}
+
+impl<T: ConvElem> std::fmt::Debug for Separable<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Separable")
+            .field("widths", &(self.taps_x.len(), self.taps_y.len()))
+            .field("left", &(self.left_x, self.left_y))
+            .field("op", &self.op)
+            .field("mode", &self.mode)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const H100: DeviceLimits = DeviceLimits::H100;
+
+    #[test]
+    fn convolve_reverses_both_axes_and_centres_like_scipy() {
+        // 3 wide, 2 high: [[1 2 3] [4 5 6]].
+        let m = [1, 2, 3, 4, 5, 6];
+        assert_eq!(correlation_taps_2d(ConvOp::Correlate, &m, 3, 2), (m.to_vec(), 1, 1));
+        assert_eq!(correlation_taps_2d(ConvOp::Convolve, &m, 3, 2), (vec![6, 5, 4, 3, 2, 1], 1, 0));
+        assert_eq!(correlation_taps_2d(ConvOp::Convolve, &[1, 2, 3, 4], 4, 1).1, 1);
+    }
+
+    #[test]
+    fn plans_pick_the_documented_kernels() {
+        let p = plan_conv2d::<f32>(&H100, Conv2dVariant::Auto, (5, 5), (8192, 8192)).unwrap();
+        assert_eq!((p.variant, p.kernel, p.mask), (Conv2dVariant::Fast, "conv2d_fast_f32", MaskSource::Constant));
+        assert_eq!((p.block, p.tile, p.grid), ((32, 8), (128, 32), (64, 256)));
+        assert_eq!(p.shared_bytes as usize, fast_shared_elems(32, 8, 5, 5) * 4);
+        assert_eq!(fast_shared_elems(32, 8, 5, 5), 36 * 136);
+        let b = plan_conv2d::<f64>(&H100, Conv2dVariant::Basic, (3, 3), (10, 10)).unwrap();
+        assert_eq!((b.kernel, b.mask, b.shared_bytes), ("conv2d_basic_f64", MaskSource::Global, 0));
+        let t = plan_conv2d::<f64>(&H100, Conv2dVariant::Tiled, (3, 7), (33, 65)).unwrap();
+        assert_eq!((t.kernel, t.shared_bytes as usize), ("conv2d_tiled_f64", tiled_shared_elems(32, 8, 3, 7) * 8));
+        // 65 × 65 = 4225 f32 taps: more than CONV_MASK holds.
+        for (v, k) in [
+            (Conv2dVariant::Const, "conv2d_basic_f32"),
+            (Conv2dVariant::Tiled, "conv2d_tiled_gm_f32"),
+            (Conv2dVariant::Fast, "conv2d_fast_gm_f32"),
+        ] {
+            let p = plan_conv2d::<f32>(&H100, v, (65, 65), (40, 37)).unwrap();
+            assert_eq!((p.kernel, p.mask), (k, if k.contains("basic") { MaskSource::Global } else { p.mask }));
+            assert!(p.shared_bytes as usize <= 227 * 1024);
+        }
+        assert_eq!(plan_conv2d::<f32>(&H100, Conv2dVariant::Fast, (65, 65), (1, 1)).unwrap().mask, MaskSource::Global);
+    }
+
+    #[test]
+    fn tiles_shrink_to_fit_and_fail_with_a_message() {
+        // A 1 × 3000 f64 mask: the fast tile needs (4·by + 2999) rows.
+        let p = plan_conv2d::<f64>(&H100, Conv2dVariant::Fast, (1, 3000), (100, 100));
+        assert!(p.is_err(), "{p:?}");
+        let msg = p.unwrap_err().to_string();
+        assert!(msg.contains("shared") && msg.contains("basic"), "{msg}");
+        let a = plan_conv2d::<f64>(&H100, Conv2dVariant::Auto, (1, 3000), (100, 100)).unwrap();
+        assert_eq!(a.kernel, "conv2d_basic_f64");
+        let r = plan_separable::<f32>(&H100, 4001, 3, (10, 10)).unwrap();
+        assert!(r.rows.block.1 < 8, "{r:?}");
+        assert!(r.rows.shared_bytes as usize <= 227 * 1024);
+        assert_eq!((r.rows.kernel, r.cols.kernel), ("conv2d_rows_f32", "conv2d_cols_f32"));
+    }
+
+    #[test]
+    fn grids_respect_the_limits() {
+        let p = plan_conv2d::<f32>(&H100, Conv2dVariant::Basic, (3, 3), (5, 40_000_000)).unwrap();
+        assert_eq!(p.grid, (1, 65_535));
+        let z = plan_conv2d::<f32>(&H100, Conv2dVariant::Fast, (3, 3), (0, 7)).unwrap();
+        assert_eq!(z.grid, (1, 1));
+    }
+
+    #[test]
+    fn bad_masks_and_layouts_are_errors() {
+        assert!(check_mask_dims(0, 0, 3).is_err());
+        assert!(check_mask_dims(0, 3, 0).is_err());
+        assert!(matches!(check_mask_dims(8, 3, 3), Err(Error::LengthMismatch { expected: 9, got: 8, .. })));
+        assert!(check_mask_dims(9, 3, 3).is_ok());
+        assert!(check_mask_dims(usize::MAX, usize::MAX, 2).is_err());
+        assert!(plan_conv2d::<f32>(&H100, Conv2dVariant::Fast, (0, 3), (4, 4)).is_err());
+        // pitch < width
+        assert!(check_layout(100, 100, 10, 2, 9).is_err());
+        // (h − 1) · pitch + w = 2 · 12 + 10 = 34
+        assert_eq!(check_layout(34, 34, 10, 3, 12).unwrap(), 34);
+        assert!(matches!(check_layout(33, 34, 10, 3, 12), Err(Error::LengthMismatch { expected: 34, got: 33, .. })));
+        assert!(matches!(check_layout(34, 33, 10, 3, 12), Err(Error::LengthMismatch { expected: 34, got: 33, .. })));
+        // Empty images need nothing, but the pitch rule still holds.
+        assert_eq!(check_layout(0, 0, 0, 5, 0).unwrap(), 0);
+        assert_eq!(check_layout(0, 0, 7, 0, 7).unwrap(), 0);
+        assert!(check_layout(0, 0, 7, 0, 6).is_err());
+        assert!(check_layout(usize::MAX, usize::MAX, 2, usize::MAX, usize::MAX).is_err());
+    }
+
+    #[test]
+    fn names_parse_and_resolve() {
+        for v in Conv2dVariant::ALL {
+            assert_eq!(v.name().parse::<Conv2dVariant>().unwrap(), v);
+        }
+        assert!("tiled_l2".parse::<Conv2dVariant>().is_err());
+        for algo in [Algo::Basic, Algo::Const, Algo::Tiled, Algo::Fast, Algo::Rows, Algo::Cols] {
+            for g in [false, true] {
+                for ty in ["f32", "f64"] {
+                    let k = kernel_name(algo, g, ty).unwrap();
+                    assert!(k.starts_with("conv2d_") && k.ends_with(ty), "{k}");
+                }
+            }
+        }
+        assert!(kernel_name(Algo::Fast, false, "f16").is_err());
+    }
+}

@@ -1,0 +1,137 @@
+//! What the compiler emitted for the 2D convolution kernels, checked
+//! without a GPU (each embedded PTX assembled with `ptxas`, disassembled
+//! with `cuobjdump`):
+//!
+//! * the tiled, fast, row and column kernels stage the tile in shared
+//!   memory with `LDS`/`STS` (never generic `LD`/`ST`) behind `BAR.SYNC`;
+//!   the fast kernels read it 128 bits at a time (`LDS.128`);
+//! * the constant-mask kernels read the mask through constant bank 3
+//!   (operands `c[0x3][…]` or `LDC`), never with `LDG` beyond the image
+//!   loads: their global loads are exactly those of the basic kernel
+//!   minus the mask's;
+//! * no kernel has a stack frame, spills, or local-memory accesses.
+//!
+//! Tools as in `tests/sass.rs`; absent tools print one skip line unless
+//! `COALESCE_REQUIRE_SASS_TOOLS=1`.
+
+use std::io::Write as _;
+
+use coalesce::inspect::{Compiled, Tools};
+use coalesce::{Error, ptx};
+
+fn compiled(test: &str) -> Vec<Compiled> {
+    static ONCE: std::sync::OnceLock<Vec<Compiled>> = std::sync::OnceLock::new();
+    ONCE.get_or_init(|| {
+        let skip = |why: String| {
+            assert!(!Tools::required(), "{test}: COALESCE_REQUIRE_SASS_TOOLS is set but {why}");
+            let _ = writeln!(std::io::stderr(), "{test}: skipped: {why}");
+        };
+        let Some(tools) = Tools::find() else {
+            skip("ptxas/cuobjdump not found (set COALESCE_SASS_TOOLS or run scripts/setup-build-machine.sh)".into());
+            return vec![];
+        };
+        let mut out = Vec::new();
+        for arch in ptx::archs() {
+            match tools.compile(ptx::text(arch).expect("listed arch"), arch) {
+                Ok(c) => out.push(c),
+                Err(Error::ToolArch { message, .. }) => {
+                    skip(format!("this ptxas cannot assemble sm_{arch}: {message}"))
+                }
+                Err(e) => panic!("{test}: sm_{arch}: {e}"),
+            }
+        }
+        out
+    })
+    .clone()
+}
+
+const TYPES: [&str; 2] = ["f32", "f64"];
+
+fn kernels(algos: &[&str]) -> Vec<String> {
+    algos.iter().flat_map(|a| TYPES.iter().map(move |t| format!("conv2d_{a}_{t}"))).collect()
+}
+
+fn ops(c: &Compiled, k: &str) -> Vec<String> {
+    c.kernel(k)
+        .unwrap_or_else(|| panic!("sm_{}: {k} is not in the module", c.arch))
+        .iter()
+        .map(|i| i.base().to_string())
+        .collect()
+}
+
+#[test]
+fn every_2d_kernel_is_in_the_module() {
+    for c in compiled("every_2d_kernel_is_in_the_module") {
+        for k in kernels(&["basic", "const", "tiled", "tiled_gm", "fast", "fast_gm", "rows", "cols"]) {
+            assert!(c.kernel(&k).is_some_and(|s| !s.is_empty()), "sm_{}: {k} missing", c.arch);
+        }
+    }
+}
+
+#[test]
+fn tiles_live_in_shared_memory_behind_a_barrier() {
+    for c in compiled("tiles_live_in_shared_memory_behind_a_barrier") {
+        for k in kernels(&["tiled", "tiled_gm", "fast", "fast_gm", "rows", "cols"]) {
+            let o = ops(&c, &k);
+            assert!(o.iter().any(|x| x == "LDS") && o.iter().any(|x| x == "STS"), "sm_{} {k}: no LDS/STS", c.arch);
+            assert!(!o.iter().any(|x| x == "LD" || x == "ST"), "sm_{} {k}: generic LD/ST", c.arch);
+            assert!(c.has(&k, "BAR.SYNC"), "sm_{} {k}: no barrier", c.arch);
+        }
+        // sm_70 spells it LDS.U.128.
+        let lds128 =
+            |k: &str| c.kernel(k).unwrap().iter().any(|i| i.base() == "LDS" && i.opcode.split('.').any(|m| m == "128"));
+        for k in kernels(&["fast", "fast_gm", "rows", "cols"]) {
+            assert!(lds128(&k), "sm_{} {k}: no 128-bit shared loads", c.arch);
+        }
+        for k in kernels(&["basic", "const"]) {
+            assert!(!c.has(&k, "BAR"), "sm_{} {k}: an untiled kernel has a barrier", c.arch);
+        }
+    }
+}
+
+#[test]
+fn constant_mask_kernels_read_the_mask_from_the_constant_bank() {
+    for c in compiled("constant_mask_kernels_read_the_mask_from_the_constant_bank") {
+        for t in TYPES {
+            for algo in ["const", "tiled", "fast"] {
+                let k = format!("conv2d_{algo}_{t}");
+                let sass = c.kernel(&k).unwrap();
+                let bank3 = sass.iter().any(|i| i.operands.contains("c[0x3]"));
+                assert!(bank3, "sm_{} {k}: no constant-bank-3 operand or LDC", c.arch);
+                // The shared-tile kernels load only the image from global
+                // memory: their LDGs read the input, and none reads a tap.
+                // The mask pointer is the sixth parameter; a kernel that
+                // dereferenced it would load the pointer from the
+                // parameter bank and then LDG through it. Compare with the
+                // global-mask twin: it must have strictly more distinct
+                // LDG sites per tap loop, and the constant one must have
+                // no LDG whose address comes from the mask parameter.
+                let gm = match algo {
+                    "const" => format!("conv2d_basic_{t}"),
+                    a => format!("conv2d_{a}_gm_{t}"),
+                };
+                let ldg = |name: &str| c.kernel(name).unwrap().iter().filter(|i| i.base() == "LDG").count();
+                assert!(
+                    ldg(&k) < ldg(&gm),
+                    "sm_{} {k}: {} LDG vs {} in {gm}: the mask is not read from constant memory",
+                    c.arch,
+                    ldg(&k),
+                    ldg(&gm)
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn no_stack_spills_or_local_memory() {
+    for c in compiled("no_stack_spills_or_local_memory") {
+        for r in c.resources.iter().filter(|r| r.name.starts_with("conv2d_")) {
+            println!("sm_{} {:<24} {:>3} regs, {} bytes smem", c.arch, r.name, r.registers, r.shared_bytes);
+            assert_eq!((r.stack_frame, r.spill_stores, r.spill_loads), (0, 0, 0), "sm_{} {}", c.arch, r.name);
+            let o = ops(&c, &r.name);
+            assert!(!o.iter().any(|x| x == "LDL" || x == "STL"), "sm_{} {}: local memory", c.arch, r.name);
+        }
+        assert!(c.resources.iter().filter(|r| r.name.starts_with("conv2d_")).count() >= 16, "sm_{}", c.arch);
+    }
+}
