@@ -176,5 +176,9 @@ fn gpu_run(gpu: &Gpu, args: &Args, signal: &[f32], m: &[f32], op: ConvOp) -> Res
         m.len(),
         m.len()
     );
-    if all_ok { Ok(()) } else { Err(Error::InvalidArgument { op: "conv1d_tiled", message: "verification failed".into() }) }
+    if all_ok {
+        Ok(())
+    } else {
+        Err(Error::InvalidArgument { op: "conv1d_tiled", message: "verification failed".into() })
+    }
 }

@@ -201,6 +201,18 @@ struct ConvArgs {
     /// Skip the CUDA C++ twins.
     #[arg(long)]
     no_twins: bool,
+    /// Square 2D mask sizes, comma-separated (5 = 5x5) [default: 3,5,..,15; 3,5 with --quick].
+    #[arg(long, value_delimiter = ',')]
+    masks_2d: Option<Vec<usize>>,
+    /// 2D image side [default: 8192, 2048 with --quick].
+    #[arg(long)]
+    image_2d: Option<usize>,
+    /// Only the 1D part.
+    #[arg(long, conflicts_with = "only_2d")]
+    only_1d: bool,
+    /// Only the 2D part.
+    #[arg(long)]
+    only_2d: bool,
     /// Seed of the random input and masks.
     #[arg(long, default_value_t = 2026)]
     seed: u64,
@@ -230,6 +242,9 @@ fn conv_bench(gpu: &Gpu, args: &ConvArgs) -> Result<(), BenchError> {
         settings: args.common.settings(base.settings),
         out_dir: args.common.out.clone(),
         seed: args.seed,
+        masks_2d: if args.only_1d { vec![] } else { args.masks_2d.clone().unwrap_or(base.masks_2d.clone()) },
+        image_2d: args.image_2d.unwrap_or(base.image_2d),
+        skip_1d: args.only_2d,
     };
     conv::run(gpu, &opts).map(|_| ())
 }

@@ -29,7 +29,7 @@ metrics=dram__bytes_read.sum,dram__bytes_write.sum,l1tex__t_sector_hit_rate.pct,
 metrics+=,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,gpu__time_duration.sum
 "$ncu" --kernel-name 'regex:^conv1d_' --launch-count 20 --metrics "$metrics" --csv --page raw \
   --log-file "$out/ncu-conv.csv" \
-  "$bundle/bin/coalesce" bench conv --lengths "$n" --widths "$w" --no-twins --warmup 0 --reps 1 \
+  "$bundle/bin/coalesce" bench conv --lengths "$n" --widths "$w" --no-twins --only-1d --warmup 0 --reps 1 \
   --out "$out/ncu-conv-bench" >"$out/ncu-conv-bench.log" 2>&1
 
 if command -v python3 >/dev/null; then

@@ -29,9 +29,11 @@ use super::harness::{self, DtodReference, Settings, Stats};
 use super::report::{Series, Table, plot_svg, write_json};
 use super::twin::{self, TwinStatus};
 use super::{BenchError, BenchResult, SuiteInfo};
+use crate::conv::reference::compare;
 use crate::conv::reference::{Checked, ghosts, matches};
-use crate::conv::{Boundary, Conv1d, Conv1dVariant, ConvOp, THREADS_1D};
-use crate::{DeviceBuffer, DeviceView, DeviceViewMut, Gpu, PtxModule};
+use crate::conv::reference2d::{Image, conv2d_checked, separable_checked};
+use crate::conv::{Boundary, Conv1d, Conv1dVariant, Conv2d, Conv2dVariant, ConvOp, Separable, THREADS_1D};
+use crate::{DeviceView, DeviceViewMut, Gpu, PtxModule};
 
 /// The suite's entry for `bench list`.
 pub const SUITE: SuiteInfo = SuiteInfo {
@@ -43,6 +45,8 @@ pub const SUITE: SuiteInfo = SuiteInfo {
 pub const GOAL_1D: f64 = 0.85;
 /// The input length the 1D goal is judged at.
 pub const GOAL_N: usize = 1 << 27;
+/// Goal: best 2D kernel's share of the floor for a 5×5 mask.
+pub const GOAL_2D: f64 = 0.80;
 /// Goal: Rust time / C++ twin time at most this.
 pub const GOAL_TWIN: f64 = 1.05;
 /// Twin ratios are judged at lengths from this up.
@@ -71,6 +75,12 @@ pub struct ConvOptions {
     pub out_dir: PathBuf,
     /// Seed of the random input and masks.
     pub seed: u64,
+    /// Square 2D mask sizes (3 = 3×3); empty skips the 2D part.
+    pub masks_2d: Vec<usize>,
+    /// 2D image side (an `image_2d × image_2d` image).
+    pub image_2d: usize,
+    /// Skip the 1D part.
+    pub skip_1d: bool,
 }
 
 impl Default for ConvOptions {
@@ -84,6 +94,9 @@ impl Default for ConvOptions {
             settings: Settings::default(),
             out_dir: PathBuf::from("bench-out"),
             seed: 2026,
+            masks_2d: vec![3, 5, 7, 9, 11, 13, 15],
+            image_2d: 8192,
+            skip_1d: false,
         }
     }
 }
@@ -94,6 +107,8 @@ impl ConvOptions {
         ConvOptions {
             widths: vec![3, 31],
             lengths: vec![1 << 20, 1 << 24],
+            masks_2d: vec![3, 5],
+            image_2d: 2048,
             settings: Settings { reps: 5, ..Settings::default() },
             ..ConvOptions::default()
         }
@@ -161,6 +176,8 @@ pub struct ConvReport {
     pub twins: Vec<TwinStatus>,
     /// 1D rows.
     pub rows_1d: Vec<Row1d>,
+    /// 2D rows.
+    pub rows_2d: Vec<Row2d>,
     /// Goal verdicts.
     pub goals: Vec<Verdict>,
 }
@@ -168,27 +185,33 @@ pub struct ConvReport {
 /// Runs the suite and writes `conv.json` and `conv-1d.svg` into the output
 /// directory.
 pub fn run(gpu: &Gpu, opts: &ConvOptions) -> BenchResult<ConvReport> {
-    if opts.widths.is_empty() || opts.lengths.is_empty() || opts.variants.is_empty() {
+    if !opts.skip_1d && (opts.widths.is_empty() || opts.lengths.is_empty() || opts.variants.is_empty()) {
         return Err(BenchError::Options("no widths, lengths or variants to run".into()));
     }
     let device = DeviceSummary::of(gpu);
     let dtod = harness::measure_dtod(gpu, &opts.settings, 512 << 20)?;
     println!("conv: {} — cuMemcpyDtoD {:.0} GB/s (512 MiB), the floor's bandwidth", device.name, dtod.gbps);
-    let (twin_module, twin_status) = if opts.twins {
-        let t = twin::build(gpu, "conv1d.cu", twin::CONV1D_SOURCE);
-        println!("conv: C++ twins {}: {}", t.status.state, t.status.detail);
-        (t.module, vec![t.status])
-    } else {
-        (None, vec![])
+    let mut twin_status = Vec::new();
+    let mut twin_for = |name: &str, source: &str| {
+        if !opts.twins {
+            return None;
+        }
+        let t = twin::build(gpu, name, source);
+        println!("conv: C++ twins {name} {}: {}", t.status.state, t.status.detail);
+        twin_status.push(t.status);
+        t.module
     };
+    let twin_module = twin_for("conv1d.cu", twin::CONV1D_SOURCE);
+    let twin_2d = twin_for("conv2d.cu", twin::CONV2D_SOURCE);
     let mut rng = StdRng::seed_from_u64(opts.seed);
-    let n_max = *opts.lengths.iter().max().unwrap_or(&0);
+    let n_max = if opts.skip_1d { 0 } else { *opts.lengths.iter().max().unwrap_or(&0) };
     let host: Vec<f32> = (0..n_max).map(|_| rng.random_range(-1.0f32..1.0)).collect();
     let input = gpu.upload(&host)?;
     // SAFETY: every element is written by a kernel (or poisoned) before it is read.
     let mut output = unsafe { gpu.alloc_uninit::<f32>(n_max)? };
     let mut rows = Vec::new();
-    for &w in &opts.widths {
+    let widths: &[usize] = if opts.skip_1d { &[] } else { &opts.widths };
+    for &w in widths {
         let mask: Vec<f32> = (0..w).map(|_| rng.random_range(-1.0f32..1.0)).collect();
         let conv = Conv1d::new(gpu, &mask, ConvOp::Correlate, opts.mode)?;
         for &n in &opts.lengths {
@@ -210,7 +233,10 @@ pub fn run(gpu: &Gpu, opts: &ConvOptions) -> BenchResult<ConvReport> {
             }
         }
     }
-    let goals = goals_1d(&rows, twin_module.is_some());
+    drop((input, output));
+    let rows_2d = run_2d(gpu, opts, &dtod, twin_2d.as_ref(), &mut rng)?;
+    let mut goals = goals_1d(&rows, twin_module.is_some());
+    goals.extend(goals_2d(&rows_2d, twin_2d.is_some()));
     let report = ConvReport {
         device,
         dtod,
@@ -219,9 +245,15 @@ pub fn run(gpu: &Gpu, opts: &ConvOptions) -> BenchResult<ConvReport> {
         seed: opts.seed,
         twins: twin_status,
         rows_1d: rows,
+        rows_2d,
         goals,
     };
-    println!("{}", table_1d(&report.rows_1d).render());
+    if !report.rows_1d.is_empty() {
+        println!("{}", table_1d(&report.rows_1d).render());
+    }
+    if !report.rows_2d.is_empty() {
+        println!("{}", table_2d(&report.rows_2d).render());
+    }
     for g in &report.goals {
         println!("{}", g.line());
     }
@@ -332,7 +364,10 @@ impl Case1d<'_> {
         let what = format!("{who} {} w={} n={n}", variant.name(), self.conv.width());
         let poison = f32::from_bits(u32::from_ne_bytes([POISON; 4]));
         if let Some(i) = got.iter().position(|v| v.to_bits() == poison.to_bits()) {
-            return Err(BenchError::Verification { suite: "conv", message: format!("{what}: output {i} never written") });
+            return Err(BenchError::Verification {
+                suite: "conv",
+                message: format!("{what}: output {i} never written"),
+            });
         }
         let w = self.conv.width();
         let mut idx: Vec<usize> = (0..(2 * w).min(n)).chain(n.saturating_sub(2 * w)..n).collect();
@@ -474,11 +509,181 @@ impl ConvReport {
     }
 }
 
-/// Keeps device buffers of the 1D runs alive together (for callers that
-/// measure several variants on one input).
-pub fn buffers(gpu: &Gpu, host: &[f32]) -> BenchResult<(DeviceBuffer<f32>, DeviceBuffer<f32>)> {
-    let input = gpu.upload(host)?;
-    // SAFETY: outputs are written (or poisoned) before they are read.
-    let output = unsafe { gpu.alloc_uninit::<f32>(host.len())? };
-    Ok((input, output))
+/// One 2D kernel on one mask size.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row2d {
+    /// Mask side (`k` for a `k × k` mask).
+    pub mask: usize,
+    /// Image side.
+    pub side: usize,
+    /// Variant (`basic`, `const`, `tiled`, `fast`, `separable`).
+    pub variant: &'static str,
+    /// Kernel(s) that ran.
+    pub kernel: String,
+    /// Rust timing.
+    pub stats: Stats,
+    /// (input + output bytes) / median time, GB/s.
+    pub gbps: f64,
+    /// Floor time / median time (the floor counts one input read and one
+    /// output write, also for the two-pass separable filter).
+    pub of_floor: f64,
+    /// Basic kernel's time / this one's.
+    pub speedup_vs_basic: Option<f64>,
+    /// The twin's timing.
+    pub twin: Option<Stats>,
+    /// Rust median / C++ median.
+    pub rust_over_cpp: Option<f64>,
+}
+
+/// The 2D part: every variant on `image_2d²` with each `k × k` mask
+/// (the outer product of two random vectors, so the separable filter
+/// computes the same function), verified in full against the reference.
+fn run_2d(
+    gpu: &Gpu,
+    opts: &ConvOptions,
+    dtod: &DtodReference,
+    twin: Option<&PtxModule>,
+    rng: &mut StdRng,
+) -> BenchResult<Vec<Row2d>> {
+    let mut rows = Vec::new();
+    if opts.masks_2d.is_empty() || opts.image_2d == 0 {
+        return Ok(rows);
+    }
+    let side = opts.image_2d;
+    let count = side * side;
+    let host: Vec<f32> = (0..count).map(|_| rng.random_range(-1.0f32..1.0)).collect();
+    let input = gpu.upload(&host)?;
+    let mut output = gpu.alloc_zeroed::<f32>(count)?;
+    let img = Image::dense(&host, side, side);
+    let bytes = 2.0 * (count * 4) as f64;
+    for &k in &opts.masks_2d {
+        let mx: Vec<f32> = (0..k).map(|_| rng.random_range(0.1f32..1.0)).collect();
+        let my: Vec<f32> = (0..k).map(|_| rng.random_range(0.1f32..1.0)).collect();
+        let mask = crate::conv::reference2d::outer_product(&mx, &my);
+        let conv = Conv2d::new(gpu, &mask, k, k, ConvOp::Correlate, opts.mode)?;
+        let sep = Separable::new(gpu, &mx, &my, ConvOp::Correlate, opts.mode)?;
+        let want = conv2d_checked(img, &mask, k, k, ConvOp::Correlate, opts.mode)?;
+        let want_sep = separable_checked(img, &mx, &my, ConvOp::Correlate, opts.mode)?;
+        let first = rows.len();
+        let variants = Conv2dVariant::ALL.iter().map(|&v| Some(v)).chain([None]);
+        for variant in variants {
+            let name = variant.map_or("separable", |v| v.name());
+            let run = |module: Option<&PtxModule>, out: &mut DeviceViewMut<'_, f32>| -> BenchResult<String> {
+                Ok(match variant {
+                    Some(v) => conv.run_on(module, v, &input.as_view(), out, side, side, side)?.kernel.to_string(),
+                    None => {
+                        let p = sep.run_on(module, &input.as_view(), out, None, side, side, side)?;
+                        format!("{} + {}", p.rows.kernel, p.cols.kernel)
+                    }
+                })
+            };
+            let reference = if variant.is_some() { &want } else { &want_sep };
+            let check = |module: Option<&PtxModule>, output: &mut crate::DeviceBuffer<f32>| -> BenchResult<String> {
+                output.fill_bytes(POISON)?;
+                let kernel = run(module, &mut output.as_view_mut())?;
+                let got = output.to_vec()?;
+                if let Err((m, bad)) = compare(&got, reference) {
+                    let who = if module.is_some() { "C++ twin" } else { "Rust" };
+                    let message = format!("{who} 2D {name} {k}x{k} on {side}^2: {bad} wrong outputs; first: {m}");
+                    return Err(BenchError::Verification { suite: "conv", message });
+                }
+                Ok(kernel)
+            };
+            let kernel = check(None, &mut output)?;
+            let stats = harness::measure(gpu, &opts.settings, |_| run(None, &mut output.as_view_mut()).map(|_| ()))?;
+            let (tw, ratio) = match twin {
+                Some(m) => {
+                    check(Some(m), &mut output)?;
+                    let t =
+                        harness::measure(gpu, &opts.settings, |_| run(Some(m), &mut output.as_view_mut()).map(|_| ()))?;
+                    (Some(t), Some(stats.median_ms / t.median_ms))
+                }
+                None => (None, None),
+            };
+            rows.push(Row2d {
+                mask: k,
+                side,
+                variant: name,
+                kernel,
+                stats,
+                gbps: harness::gbps(bytes, stats.median_ms),
+                of_floor: dtod.floor_ms(bytes) / stats.median_ms,
+                speedup_vs_basic: None,
+                twin: tw,
+                rust_over_cpp: ratio,
+            });
+        }
+        let basic = rows[first..].iter().find(|r| r.variant == "basic").map(|r| r.stats.median_ms);
+        if let Some(b) = basic {
+            for r in &mut rows[first..] {
+                r.speedup_vs_basic = Some(b / r.stats.median_ms);
+            }
+        }
+    }
+    Ok(rows)
+}
+
+fn goals_2d(rows: &[Row2d], twins: bool) -> Vec<Verdict> {
+    let mut goals = Vec::new();
+    let goal = format!("best 2D >= {:.0}% of the DRAM floor for 5x5 on 8192^2", GOAL_2D * 100.0);
+    match rows.iter().filter(|r| r.mask == 5 && r.side == 8192).max_by(|a, b| a.of_floor.total_cmp(&b.of_floor)) {
+        None => goals.push(Verdict { goal, status: "NOT EVALUATED", detail: "5x5 on 8192^2 not run".into() }),
+        Some(b) => goals.push(Verdict {
+            goal,
+            status: if b.of_floor >= GOAL_2D { "MET" } else { "NOT MET" },
+            detail: format!("best {:.1}% ({}, {:.4} ms)", b.of_floor * 100.0, b.variant, b.stats.median_ms),
+        }),
+    }
+    let goal = format!("every Rust 2D kernel <= {GOAL_TWIN:.2}x its C++ twin's time");
+    let judged: Vec<&Row2d> = rows.iter().filter(|r| r.rust_over_cpp.is_some()).collect();
+    match judged.iter().max_by(|a, b| a.rust_over_cpp.unwrap().total_cmp(&b.rust_over_cpp.unwrap())) {
+        Some(worst) if twins => {
+            let over = judged.iter().filter(|r| r.rust_over_cpp.is_some_and(|q| q > GOAL_TWIN)).count();
+            goals.push(Verdict {
+                goal,
+                status: if over == 0 { "MET" } else { "NOT MET" },
+                detail: format!(
+                    "worst {:.3}x: {} {}x{}; {over} of {} rows above",
+                    worst.rust_over_cpp.unwrap_or(f64::NAN),
+                    worst.variant,
+                    worst.mask,
+                    worst.mask,
+                    judged.len()
+                ),
+            });
+        }
+        _ => goals.push(Verdict { goal, status: "NOT EVALUATED", detail: "no twin timings (nvcc missing?)".into() }),
+    }
+    goals
+}
+
+/// The 2D table.
+pub fn table_2d(rows: &[Row2d]) -> Table {
+    let mut t = Table::new([
+        "mask",
+        "image",
+        "variant",
+        "kernel",
+        "median ms",
+        "GB/s",
+        "% floor",
+        "vs basic",
+        "C++ ms",
+        "Rust/C++",
+    ]);
+    for r in rows {
+        t.row([
+            format!("{0}x{0}", r.mask),
+            format!("{0}x{0}", r.side),
+            r.variant.to_string(),
+            r.kernel.clone(),
+            format!("{:.4}", r.stats.median_ms),
+            format!("{:.0}", r.gbps),
+            format!("{:.1}%", r.of_floor * 100.0),
+            r.speedup_vs_basic.map_or("-".into(), |s| format!("{s:.2}x")),
+            r.twin.map_or("-".into(), |s| format!("{:.4}", s.median_ms)),
+            r.rust_over_cpp.map_or("-".into(), |q| format!("{q:.3}")),
+        ]);
+    }
+    t
 }

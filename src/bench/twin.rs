@@ -16,6 +16,9 @@ use crate::{Gpu, PtxModule};
 /// The 1D convolution twins.
 pub const CONV1D_SOURCE: &str = include_str!("../../cuda/conv1d.cu");
 
+/// The 2D convolution twins.
+pub const CONV2D_SOURCE: &str = include_str!("../../cuda/conv2d.cu");
+
 /// Environment variable naming the `nvcc` to use.
 pub const NVCC_ENV: &str = "COALESCE_NVCC";
 

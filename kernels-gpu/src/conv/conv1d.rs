@@ -46,7 +46,6 @@ mod kernels {
     use crate::conv::CONV_MASK;
     use crate::conv::boundary::map_index;
     use crate::conv::elem::ConvElem;
-    use crate::dev::constant::ConstElem;
     use crate::dev::grid::{GridStride, grid_stride};
     use crate::dev::index::{block_dim_x, block_idx_x, grid_dim_x, thread_idx_x};
     use crate::dev::shared::{Shared, dynamic};
@@ -304,10 +303,12 @@ mod kernels {
             if o < n {
                 let mut acc = [T::ZERO; R];
                 let base = R * t;
-                // SAFETY (all shared reads below): base + (c + 1)·R + R ≤
+                // The shared reads below stay inside: base + (c + 1)·R + R ≤
                 // R·threads + R·ceil(w / R) = span for every chunk c read.
+                // SAFETY: base + R ≤ span; base is a multiple of R = 4.
                 let mut lo = unsafe { T::read4(s, base) };
                 for c in 0..full {
+                    // SAFETY: see above; (c + 1)·R is a multiple of 4.
                     let hi = unsafe { T::read4(s, base + (c + 1) * R) };
                     let x = [lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]];
                     for jj in 0..R {
@@ -320,6 +321,7 @@ mod kernels {
                     lo = hi;
                 }
                 if rem > 0 {
+                    // SAFETY: (full + 1)·R ≤ R·ceil(w / R), see above.
                     let hi = unsafe { T::read4(s, base + (full + 1) * R) };
                     let x = [lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]];
                     for jj in 0..R {
@@ -336,7 +338,7 @@ mod kernels {
                 // store needs 16-byte alignment, checked.
                 unsafe {
                     let p = output.add(o);
-                    if o + R <= n && (p as usize) % 16 == 0 {
+                    if o + R <= n && (p as usize).is_multiple_of(16) {
                         T::store4(p, acc);
                     } else {
                         for (r, &v) in acc.iter().enumerate() {
