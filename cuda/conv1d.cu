@@ -117,6 +117,7 @@ template <class M>
 __device__ __forceinline__ void fast(const float* input, float* output, size_t n, M mask, size_t w, size_t left,
                                      unsigned mode) {
     const size_t R = FAST_OUTPUTS;
+    const size_t LOADS = R + 1;
     extern __shared__ __align__(16) float smem[];
     size_t threads = blockDim.x, t = threadIdx.x, tile = R * threads;
     size_t full = w / R, rem = w - full * R;
@@ -127,7 +128,21 @@ __device__ __forceinline__ void fast(const float* input, float* output, size_t n
         long long origin = (long long)tile_start - (long long)left;
         if (origin >= 0 && (size_t)origin + span <= n) {
             const float* p = input + origin;
-            for (size_t k = t; k < span; k += threads) smem[k] = p[k];
+            if (span <= LOADS * threads) {
+                float v[LOADS];
+#pragma unroll
+                for (size_t k = 0; k < LOADS; ++k) {
+                    size_t i = t + k * threads;
+                    v[k] = i < span ? p[i] : 0.0f;
+                }
+#pragma unroll
+                for (size_t k = 0; k < LOADS; ++k) {
+                    size_t i = t + k * threads;
+                    if (i < span) smem[i] = v[k];
+                }
+            } else {
+                for (size_t k = t; k < span; k += threads) smem[k] = p[k];
+            }
         } else {
             for (size_t k = t; k < span; k += threads) smem[k] = fetch(input, n, origin + (long long)k, mode);
         }

@@ -2,11 +2,17 @@
 # Builds everything a GPU box without Rust needs into one folder:
 #
 #   bundle/
-#     run.sh            the runner (see its header)
+#     bundle.tar.xz     everything below, compressed (the binaries embed
+#                       their PTX as text, which compresses about 15:1)
+#     run.sh            unpacks it into bundle/unpacked/ (once per new
+#                       archive) and runs unpacked/run.sh with its arguments
+#   bundle/unpacked/ (after the first run.sh)
+#     run.sh            the runner (see scripts/gpu-runner.sh)
 #     bin/coalesce      the benchmark / inspection binary
 #     tests/<name>      release test binaries (one per tests/*.rs, plus the
 #                       library unit tests as lib-<crate>)
 #     examples/<name>   release examples
+#     ncu/<suite>.sh    Nsight Compute scripts
 #
 # Every binary embeds its PTX, so the folder is self-contained; binaries are
 # stripped. Usage: scripts/bundle.sh [OUT_DIR]   (default: bundle)
@@ -23,7 +29,9 @@ echo "bundle: building release tests, examples and the coalesce binary"
 cargo build --release --workspace --bins --examples --message-format=json-render-diagnostics >"$json"
 cargo test --release --workspace --no-run --message-format=json-render-diagnostics >>"$json"
 
-rm -rf "$out"
+final=$out
+out=$(mktemp -d)
+trap 'rm -f "$json"; rm -rf "$out"' EXIT
 mkdir -p "$out/bin" "$out/tests" "$out/examples"
 python3 - "$json" "$out" <<'PY'
 import json, shutil, sys, pathlib
@@ -58,8 +66,25 @@ cp scripts/gpu-runner.sh "$out/run.sh"
 mkdir -p "$out/ncu"
 cp scripts/ncu/*.sh "$out/ncu/"
 chmod +x "$out/run.sh"
-size=$(du -sm "$out" | cut -f1)
-echo "bundle: $out ($size MiB)"
+rm -rf "$final"
+mkdir -p "$final"
+tar -C "$out" -cf - . | xz -T0 -6 >"$final/bundle.tar.xz"
+cat >"$final/run.sh" <<'SH'
+#!/usr/bin/env bash
+# Unpacks bundle.tar.xz into unpacked/ (when new) and runs its runner.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+if [ ! -f "$here/unpacked/.stamp" ] || [ "$here/bundle.tar.xz" -nt "$here/unpacked/.stamp" ]; then
+  rm -rf "$here/unpacked"
+  mkdir -p "$here/unpacked"
+  tar -C "$here/unpacked" -xJf "$here/bundle.tar.xz"
+  touch "$here/unpacked/.stamp"
+fi
+exec "$here/unpacked/run.sh" "$@"
+SH
+chmod +x "$final/run.sh"
+size=$(du -sm "$final" | cut -f1)
+echo "bundle: $final/bundle.tar.xz ($size MiB; $(du -sm "$out" | cut -f1) MiB unpacked)"
 ls "$out"/tests "$out"/examples "$out"/bin | sed 's/^/  /'
 if [ "$size" -gt 60 ]; then
   echo "bundle: larger than 60 MiB" >&2

@@ -267,6 +267,10 @@ mod kernels {
         mode: u32,
     ) {
         const R: usize = FAST_OUTPUTS;
+        // Loads per thread of the interior tile: R for the outputs plus
+        // one for the halo, enough while R·⌈w/R⌉ ≤ blockDim (w ≤ 256 at
+        // 256 threads); wider masks take the plain loop.
+        const LOADS: usize = R + 1;
         let threads = block_dim_x() as usize;
         let t = thread_idx_x() as usize;
         let tile = R * threads;
@@ -283,11 +287,33 @@ mod kernels {
             if origin >= 0 && origin as usize + span <= n {
                 // SAFETY: [origin, origin + span) lies inside the input.
                 let p = unsafe { input.add(origin as usize) };
-                let mut k = t;
-                while k < span {
-                    // SAFETY: k < span.
-                    unsafe { s.write(k, *p.add(k)) };
-                    k += threads;
+                if span <= LOADS * threads {
+                    // All loads first, then all stores: LOADS independent
+                    // loads in flight per thread. (A load-store loop keeps
+                    // one: each store waits for its load before the next
+                    // load issues, and the kernel ran at half the floor.)
+                    let mut v = [T::ZERO; LOADS];
+                    for (k, slot) in v.iter_mut().enumerate() {
+                        let i = t + k * threads;
+                        if i < span {
+                            // SAFETY: i < span.
+                            *slot = unsafe { *p.add(i) };
+                        }
+                    }
+                    for (k, &x) in v.iter().enumerate() {
+                        let i = t + k * threads;
+                        if i < span {
+                            // SAFETY: i < span.
+                            unsafe { s.write(i, x) };
+                        }
+                    }
+                } else {
+                    let mut k = t;
+                    while k < span {
+                        // SAFETY: k < span.
+                        unsafe { s.write(k, *p.add(k)) };
+                        k += threads;
+                    }
                 }
             } else {
                 let mut k = t;
