@@ -11,6 +11,8 @@
 #   --ncu          also every Nsight Compute script in ncu/ (counters per
 #                  suite; each writes CSVs under OUT_DIR/ncu)
 #   --sanitize     also compute-sanitizer memcheck, racecheck, synccheck and
+#                  initcheck (with COALESCE_UNDER_SANITIZER=1, which shrinks the
+#                  tests' largest inputs; see tests/common) 
 #                  initcheck over the test binaries (sticky_error, which
 #                  faults on purpose, and sass, which uses no GPU, excluded),
 #                  $SANITIZE_JOBS at a time (default 8), each limited to
@@ -142,7 +144,7 @@ if [ -n "$sanitize" ]; then
     # Each job records its exit status and duration next to its log.
     printf '%s\n' "${jobs[@]}" | xargs -P "${SANITIZE_JOBS:-8}" -L 1 bash -c '
       tool=$0 n=$1 log="'"$out"'/sanitizer/$0-$1.log" t0=$SECONDS
-      timeout "${SANITIZE_TIMEOUT:-1200}" compute-sanitizer --tool "$tool" --error-exitcode 1 \
+      COALESCE_UNDER_SANITIZER=1 timeout "${SANITIZE_TIMEOUT:-1200}" compute-sanitizer --tool "$tool" --error-exitcode 1 \
         "'"$here"'/tests/$n" --test-threads=4 >"$log" 2>&1
       echo "$? $((SECONDS - t0))" >"$log.status"'
     for j in "${jobs[@]}"; do

@@ -62,7 +62,8 @@ fn sweep<T: ConvElem + Default>(test: &str, gpu: &Gpu, widths: &[usize]) {
     let block = THREADS_1D as usize;
     for &w in widths {
         let mask: Vec<T> = random(&mut rng, w);
-        let mut lengths = vec![0, 1, w.saturating_sub(1), w, block - 1, block + 1, (1 << 20) + 7];
+        let mut lengths =
+            vec![0, 1, w.saturating_sub(1), w, block - 1, block + 1, common::big((1 << 20) + 7, (1 << 16) + 7)];
         lengths.sort_unstable();
         lengths.dedup();
         for &n in &lengths {
@@ -71,7 +72,7 @@ fn sweep<T: ConvElem + Default>(test: &str, gpu: &Gpu, widths: &[usize]) {
             for op in ConvOp::ALL {
                 // The widest masks on the longest input: correlation only
                 // (the operation is a host-side rewrite of the taps).
-                if op == ConvOp::Convolve && w > 63 && n > 1 << 20 {
+                if op == ConvOp::Convolve && w > 63 && n > 1 << 16 {
                     continue;
                 }
                 let (taps, left) = op.correlation_taps(&mask);

@@ -18,7 +18,10 @@ use rand::Rng;
 use rand::rngs::StdRng;
 
 /// (rows, columns) of every layout test.
-const SHAPES: [(usize, usize); 5] = [(1, 1), (1, 1000), (1000, 1), (33, 65), (10_000, 10_001)];
+fn shapes() -> [(usize, usize); 5] {
+    let big = (common::big(10_000, 1000), common::big(10_001, 1001));
+    [(1, 1), (1, 1000), (1000, 1), (33, 65), big]
+}
 /// Elements after each linear output that no kernel may write.
 const PAD: usize = 37;
 
@@ -104,7 +107,7 @@ fn three_layouts_on_every_shape() {
     let gpu = gpu_or_skip!();
     let (mut rng, seed) = common::rng();
     let small = [BlockShape::LESSON_2D, BlockShape::new(128, 2), BlockShape::new(7, 3), BlockShape::new(1, 1)];
-    for (nrow, ncol) in SHAPES {
+    for (nrow, ncol) in shapes() {
         let blocks: &[BlockShape] = if nrow * ncol > 1 << 20 { &small[..2] } else { &small };
         check_layouts(&gpu, &mut rng, seed, nrow, ncol, blocks);
     }
@@ -139,7 +142,7 @@ fn sum_matrix_2d_with_every_legal_lesson_shape() {
         check_sum(&gpu, &mut rng, seed, ny, nx, legal);
     }
     let few = [BlockShape::new(32, 16), BlockShape::new(16, 32), BlockShape::new(256, 1)];
-    check_sum(&gpu, &mut rng, seed, 10_000, 10_001, &few);
+    check_sum(&gpu, &mut rng, seed, common::big(10_000, 1000), common::big(10_001, 1001), &few);
 }
 
 #[test]

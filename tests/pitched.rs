@@ -173,7 +173,7 @@ fn whole_matrix_round_trips_are_bit_exact() {
         round_trip::<u64>(&gpu, &mut rng, seed, w, h);
         round_trip::<[u32; 4]>(&gpu, &mut rng, seed, w, h);
     }
-    round_trip::<u32>(&gpu, &mut rng, seed, 10_001, 10_000);
+    round_trip::<u32>(&gpu, &mut rng, seed, common::big(10_001, 1001), common::big(10_000, 1000));
 }
 
 /// The rectangles the sub-rectangle tests use on a `w × h` buffer: corners,

@@ -19,7 +19,9 @@ use common::POISON;
 use rand::Rng;
 use rand::rngs::StdRng;
 
-const LENGTHS: [usize; 8] = [0, 1, 31, 32, 33, 1023, 1025, (1 << 20) + 7];
+fn lengths() -> [usize; 8] {
+    [0, 1, 31, 32, 33, 1023, 1025, common::big((1 << 20) + 7, (1 << 16) + 7)]
+}
 const OFFSETS: [usize; 2] = [0, 1];
 
 /// Sums `host[off..off + n]` on the GPU with `variant` into a poisoned
@@ -41,7 +43,7 @@ fn gpu_sum<T: ReduceElem>(gpu: &Gpu, buf: &DeviceBuffer<T>, off: usize, n: usize
 fn i32_sums_are_exact_with_wrapping() {
     let gpu = gpu_or_skip!();
     let (mut rng, seed) = common::rng();
-    for n in LENGTHS {
+    for n in lengths() {
         let host: Vec<i32> = (0..n + 1).map(|_| rng.random()).collect();
         let buf = gpu.upload(&host).unwrap();
         for off in OFFSETS {
@@ -61,7 +63,7 @@ fn small_integers<T: From<i8>>(rng: &mut StdRng, n: usize) -> Vec<T> {
 /// Small integers: every partial sum (|s| <= 8·n < 2^24) is exact in f32
 /// and f64, so any summation order gives the exact sum.
 fn exact_check<T: ReduceElem + From<i8> + Into<f64> + Copy>(gpu: &Gpu, rng: &mut StdRng, seed: u64) {
-    for n in LENGTHS {
+    for n in lengths() {
         let host: Vec<T> = small_integers(rng, n + 1);
         if n >= 8 {
             assert!(host.iter().any(|&x| x.into() != 0.0));
@@ -89,7 +91,7 @@ fn float_sums_of_small_integers_are_exact() {
 /// and bit-for-bit repeatable.
 fn rounding_check<T: ReduceElem + Into<f64> + Copy>(gpu: &Gpu, host: &[T], seed: u64) {
     let buf = gpu.upload(host).unwrap();
-    for n in LENGTHS.into_iter().chain([host.len() - 1]) {
+    for n in lengths().into_iter().chain([host.len() - 1]) {
         for off in OFFSETS {
             let slice = &host[off..off + n];
             let (exact, abs) = cpu::sum_f64(slice);

@@ -76,3 +76,16 @@ pub fn random_u32(rng: &mut StdRng, n: usize) -> Vec<u32> {
     }
     v
 }
+
+/// True when the bundle's runner runs these tests under compute-sanitizer
+/// (it sets `COALESCE_UNDER_SANITIZER=1`). Instrumented runs are 10–100×
+/// slower, so [`big`] shrinks the largest inputs; every path (interior and
+/// edge tiles, partial tiles, misaligned views) is still exercised.
+pub fn under_sanitizer() -> bool {
+    std::env::var("COALESCE_UNDER_SANITIZER").is_ok_and(|v| v == "1")
+}
+
+/// `full` normally, `reduced` under a sanitizer (see [`under_sanitizer`]).
+pub fn big(full: usize, reduced: usize) -> usize {
+    if under_sanitizer() { reduced } else { full }
+}
