@@ -66,7 +66,7 @@ enum BenchCommand {
     Reduce(ReduceArgs),
     /// Convolution: the lesson's 1D kernels and the fast one vs the DRAM
     /// floor and their CUDA C++ twins.
-    Conv(ConvArgs),
+    Conv(Box<ConvArgs>),
 }
 
 /// Options every suite takes.
