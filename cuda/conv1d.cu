@@ -9,6 +9,15 @@
 
 #define FAST_OUTPUTS 4
 
+// coalesce_kernels::LAUNCH_BOUNDS: the Rust build writes the same bounds
+// into the sm_90+ PTX of the Rust kernels (.maxntid / .minnctapersm), so
+// both sides compile under the same register budget.
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+#define LAUNCH_BOUNDS(threads, blocks) __launch_bounds__(threads, blocks)
+#else
+#define LAUNCH_BOUNDS(threads, blocks)
+#endif
+
 extern "C" {
 __constant__ float CONV_MASK[4096];  // 16 KiB, as the Rust module's CONV_MASK
 }
@@ -187,19 +196,20 @@ __device__ __forceinline__ void fast(const float* input, float* output, size_t n
     }
 }
 
-#define KERNEL(name, algo, MASK)                                                                              \
-    extern "C" __global__ void name(const float* input, float* output, size_t n, const float* mask, unsigned w, \
-                                    unsigned left, unsigned mode) {                                           \
+#define KERNEL(name, algo, MASK, THREADS, BLOCKS)                                                             \
+    extern "C" __global__ void LAUNCH_BOUNDS(THREADS, BLOCKS)                                                 \
+        name(const float* input, float* output, size_t n, const float* mask, unsigned w, unsigned left,       \
+             unsigned mode) {                                                                                  \
         GlobalMask g{mask};                                                                                   \
         (void)g;                                                                                              \
         algo(input, output, n, MASK, (size_t)w, (size_t)left, mode);                                         \
     }
 
-KERNEL(conv1d_basic_f32, direct, g)
-KERNEL(conv1d_const_f32, direct, ConstMask{})
-KERNEL(conv1d_tiled_f32, tiled, ConstMask{})
-KERNEL(conv1d_tiled_gm_f32, tiled, g)
-KERNEL(conv1d_tiled_l2_f32, tiled_l2, ConstMask{})
-KERNEL(conv1d_tiled_l2_gm_f32, tiled_l2, g)
-KERNEL(conv1d_fast_f32, fast, ConstMask{})
-KERNEL(conv1d_fast_gm_f32, fast, g)
+KERNEL(conv1d_basic_f32, direct, g, 256, 8)
+KERNEL(conv1d_const_f32, direct, ConstMask{}, 256, 8)
+KERNEL(conv1d_tiled_f32, tiled, ConstMask{}, 256, 5)
+KERNEL(conv1d_tiled_gm_f32, tiled, g, 256, 5)
+KERNEL(conv1d_tiled_l2_f32, tiled_l2, ConstMask{}, 256, 6)
+KERNEL(conv1d_tiled_l2_gm_f32, tiled_l2, g, 256, 6)
+KERNEL(conv1d_fast_f32, fast, ConstMask{}, 256, 5)
+KERNEL(conv1d_fast_gm_f32, fast, g, 256, 5)

@@ -611,6 +611,83 @@ mod tests {
         assert_eq!(plan_1d::<f32>(&h, 3, Conv1dVariant::Basic, 0).unwrap().grid, 1);
     }
 
+    /// The directives between `.entry name(…)` and its `{` in `ptx`,
+    /// comments dropped, one per line.
+    fn entry_directives(ptx: &str, name: &str) -> Option<String> {
+        let header = format!(".entry {name}(");
+        let start = ptx.find(&header)? + header.len();
+        let close = start + ptx[start..].find(')')?;
+        let open = close + ptx[close..].find('{')?;
+        let lines: Vec<&str> = ptx[close + 1..open]
+            .lines()
+            .map(|l| l.split("//").next().unwrap_or("").trim())
+            .filter(|l| !l.is_empty())
+            .collect();
+        Some(lines.join("\n"))
+    }
+
+    #[test]
+    fn embedded_ptx_carries_the_launch_bounds() {
+        use coalesce_kernels::{LAUNCH_BOUNDS, LAUNCH_BOUNDS_MIN_SM};
+        assert!(!LAUNCH_BOUNDS.is_empty());
+        let archs = crate::ptx::archs();
+        assert!(archs.iter().any(|&sm| sm >= LAUNCH_BOUNDS_MIN_SM), "no embedded PTX for sm_{LAUNCH_BOUNDS_MIN_SM}+");
+        for sm in archs {
+            let ptx = crate::ptx::text(sm).unwrap();
+            for &(name, threads, blocks) in LAUNCH_BOUNDS {
+                let d = entry_directives(ptx, name).unwrap_or_else(|| panic!("sm_{sm}: no entry {name}"));
+                let want = format!(".maxntid {threads}, 1, 1\n.minnctapersm {blocks}");
+                if sm >= LAUNCH_BOUNDS_MIN_SM {
+                    assert_eq!(d, want, "sm_{sm}: {name}");
+                } else {
+                    assert_eq!(d, "", "sm_{sm}: {name} has directives below sm_{LAUNCH_BOUNDS_MIN_SM}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn plans_stay_within_the_launch_bounds() {
+        let bound = |k: &str| coalesce_kernels::LAUNCH_BOUNDS.iter().find(|b| b.0 == k).map(|b| b.1);
+        let mut checked = 0;
+        for limits in [DeviceLimits::H100, DeviceLimits { max_threads_per_block: 2048, ..DeviceLimits::H100 }] {
+            for v in Conv1dVariant::ALL.into_iter().chain([Conv1dVariant::Auto]) {
+                for w in [1, 3, 31, 2049, 5000] {
+                    let (p32, p64) = (
+                        plan_1d::<f32>(&limits, w, v, 1 << 20).unwrap(),
+                        plan_1d::<f64>(&limits, w, v, 1 << 20).unwrap(),
+                    );
+                    for p in [p32, p64] {
+                        if let Some(t) = bound(p.kernel) {
+                            assert!(p.threads <= t, "{} at {} threads, bound {t}", p.kernel, p.threads);
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+            for v in Conv2dVariant::ALL {
+                for mask in [(1, 1), (5, 5), (31, 3), (91, 91)] {
+                    for p in [
+                        conv2d::plan_conv2d::<f32>(&limits, v, mask, (8192, 8192)).unwrap(),
+                        conv2d::plan_conv2d::<f64>(&limits, v, mask, (1000, 7)).unwrap(),
+                    ] {
+                        if let Some(t) = bound(p.kernel) {
+                            assert!(p.block.0 * p.block.1 <= t, "{} at {:?}, bound {t}", p.kernel, p.block);
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+            let s = conv2d::plan_separable::<f32>(&limits, 31, 31, (8192, 8192)).unwrap();
+            for p in [s.rows, s.cols] {
+                let t = bound(p.kernel).expect("the separable passes have launch bounds");
+                assert!(p.block.0 * p.block.1 <= t, "{} at {:?}, bound {t}", p.kernel, p.block);
+                checked += 1;
+            }
+        }
+        assert!(checked > 40, "only {checked} plans had launch bounds");
+    }
+
     #[test]
     fn model_matches_the_lesson() {
         // w = 2n + 1 = 5, blockDim = 256.
