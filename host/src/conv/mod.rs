@@ -367,8 +367,17 @@ impl<T: ConvElem> Conv1d<T> {
     /// elements: tile and shared buffer sized from the device's limits.
     /// A variant whose shared tile cannot fit this mask is
     /// [`Error::InvalidArgument`] naming the limit.
+    ///
+    /// The fast kernel's blocks are persistent: its grid is capped at the
+    /// blocks the device keeps resident ([`persistent_grid`]), so each
+    /// block pipelines several tiles.
     pub fn plan(&self, variant: Conv1dVariant, n: usize) -> Result<Conv1dPlan> {
-        plan_1d::<T>(&self.gpu.info().limits, self.taps.len(), variant, n)
+        let plan = plan_1d::<T>(&self.gpu.info().limits, self.taps.len(), variant, n)?;
+        if plan.variant != Conv1dVariant::Fast {
+            return Ok(plan);
+        }
+        let per_sm = self.gpu.max_active_blocks_per_sm(plan.kernel, plan.threads, plan.shared_bytes as usize)?;
+        Ok(persistent_grid(plan, self.gpu.info().sm_count, per_sm))
     }
 
     /// Convolves `input` into `output` (same length) with `variant`,
@@ -490,6 +499,22 @@ pub fn plan_1d<T: ConvElem>(limits: &DeviceLimits, w: usize, variant: Conv1dVari
         tile,
     })
 }
+
+/// `plan` with its grid capped at `sm_count × per_sm` blocks (the blocks
+/// resident at once, [`FAST_WAVES`] times over; at least one block): the
+/// fast kernel walks its tiles grid-stride with a software pipeline, so
+/// fewer, longer-lived blocks keep loads in flight across tiles. Plain
+/// arithmetic, no GPU needed (`per_sm` from
+/// [`Gpu::max_active_blocks_per_sm`]).
+pub fn persistent_grid(plan: Conv1dPlan, sm_count: u32, per_sm: u32) -> Conv1dPlan {
+    let resident = sm_count.max(1).saturating_mul(per_sm.max(1)).saturating_mul(FAST_WAVES);
+    Conv1dPlan { grid: plan.grid.min(resident).max(1), ..plan }
+}
+
+/// Waves of resident blocks the fast 1D kernel's grid holds: one, so every
+/// block stays resident from start to end and pipelines its share of the
+/// tiles.
+pub const FAST_WAVES: u32 = 1;
 
 /// The kernel name for algorithm `algo` (`basic`, `const`, `tiled`,
 /// `tiled_l2`, `fast`), mask in global memory or not, element type `ty`.
@@ -686,6 +711,21 @@ mod tests {
             }
         }
         assert!(checked > 40, "only {checked} plans had launch bounds");
+    }
+
+    #[test]
+    fn fast_grid_is_capped_at_the_resident_blocks() {
+        let h = DeviceLimits::H100;
+        let p = plan_1d::<f32>(&h, 31, Conv1dVariant::Fast, 1 << 27).unwrap();
+        assert_eq!(p.grid, 131_072);
+        let c = persistent_grid(p, 132, 5);
+        assert_eq!(c.grid, 132 * 5 * FAST_WAVES);
+        assert_eq!(Conv1dPlan { grid: p.grid, ..c }, p, "only the grid changes");
+        // Fewer tiles than resident blocks: one block per tile.
+        let small = plan_1d::<f32>(&h, 3, Conv1dVariant::Fast, 5000).unwrap();
+        assert_eq!(persistent_grid(small, 132, 8).grid, 5);
+        // Degenerate device figures still give a launchable grid.
+        assert_eq!(persistent_grid(p, 0, 0).grid, FAST_WAVES);
     }
 
     #[test]

@@ -60,7 +60,7 @@ pub const LAUNCH_BOUNDS: &[(&str, u32, u32)] = &[
     ("conv1d_tiled_l2_f32", 256, 6),
     ("conv1d_tiled_l2_gm_f32", 256, 6),
     ("conv1d_fast_f32", 256, 5),
-    ("conv1d_fast_gm_f32", 256, 5),
+    ("conv1d_fast_gm_f32", 256, 4),
     ("conv1d_basic_f64", 256, 8),
     ("conv1d_const_f64", 256, 8),
     ("conv1d_tiled_f64", 256, 5),
