@@ -9,6 +9,15 @@
 
 #define FAST_OUTPUTS 4
 
+// coalesce_kernels::LAUNCH_BOUNDS: the Rust build writes the same bounds
+// into the sm_90+ PTX of the Rust kernels (.maxntid / .minnctapersm), so
+// both sides compile under the same register budget.
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+#define LAUNCH_BOUNDS(threads, blocks) __launch_bounds__(threads, blocks)
+#else
+#define LAUNCH_BOUNDS(threads, blocks)
+#endif
+
 extern "C" {
 __constant__ float CONV_MASK[4096];  // 16 KiB, as the Rust module's CONV_MASK
 }
@@ -113,6 +122,28 @@ __device__ __forceinline__ void tiled_l2(const float* input, float* output, size
     }
 }
 
+// Whether fast's tile b lies inside the input and takes at most LOADS loads
+// per thread (max_span = LOADS * threads): those tiles are prefetched into
+// registers.
+__device__ __forceinline__ bool fast_staged(size_t b, size_t tile, size_t left, size_t span, size_t max_span,
+                                            size_t n) {
+    long long origin = (long long)(b * tile) - (long long)left;
+    return span <= max_span && origin >= 0 && (size_t)origin + span <= n;
+}
+
+// The inputs of a staged tile starting at input + origin into v, LOADS
+// independent loads per thread.
+template <size_t LOADS>
+__device__ __forceinline__ void fast_load(float (&v)[LOADS], const float* input, size_t origin, size_t t,
+                                          size_t threads, size_t span) {
+    const float* p = input + origin;
+#pragma unroll
+    for (size_t k = 0; k < LOADS; ++k) {
+        size_t i = t + k * threads;
+        if (i < span) v[k] = p[i];
+    }
+}
+
 template <class M>
 __device__ __forceinline__ void fast(const float* input, float* output, size_t n, M mask, size_t w, size_t left,
                                      unsigned mode) {
@@ -123,30 +154,32 @@ __device__ __forceinline__ void fast(const float* input, float* output, size_t n
     size_t full = w / R, rem = w - full * R;
     size_t span = R * threads + R * ((w + R - 1) / R);
     size_t tiles = (n + tile - 1) / tile;
-    for (size_t b = blockIdx.x; b < tiles; b += gridDim.x) {
+    size_t grid = gridDim.x;
+    float v[LOADS];
+#pragma unroll
+    for (size_t k = 0; k < LOADS; ++k) v[k] = 0.0f;
+    size_t b = blockIdx.x;
+    if (b < tiles && fast_staged(b, tile, left, span, LOADS * threads, n))
+        fast_load(v, input, b * tile - left, t, threads, span);
+    while (b < tiles) {
         size_t tile_start = b * tile;
         long long origin = (long long)tile_start - (long long)left;
-        if (origin >= 0 && (size_t)origin + span <= n) {
-            const float* p = input + origin;
-            if (span <= LOADS * threads) {
-                float v[LOADS];
+        if (fast_staged(b, tile, left, span, LOADS * threads, n)) {
 #pragma unroll
-                for (size_t k = 0; k < LOADS; ++k) {
-                    size_t i = t + k * threads;
-                    v[k] = i < span ? p[i] : 0.0f;
-                }
-#pragma unroll
-                for (size_t k = 0; k < LOADS; ++k) {
-                    size_t i = t + k * threads;
-                    if (i < span) smem[i] = v[k];
-                }
-            } else {
-                for (size_t k = t; k < span; k += threads) smem[k] = p[k];
+            for (size_t k = 0; k < LOADS; ++k) {
+                size_t i = t + k * threads;
+                if (i < span) smem[i] = v[k];
             }
+        } else if (origin >= 0 && (size_t)origin + span <= n) {
+            const float* p = input + origin;
+            for (size_t k = t; k < span; k += threads) smem[k] = p[k];
         } else {
             for (size_t k = t; k < span; k += threads) smem[k] = fetch(input, n, origin + (long long)k, mode);
         }
         __syncthreads();
+        size_t next = b + grid;
+        if (next < tiles && fast_staged(next, tile, left, span, LOADS * threads, n))
+            fast_load(v, input, next * tile - left, t, threads, span);
         size_t o = tile_start + R * t;
         if (o < n) {
             float acc[R] = {0.0f, 0.0f, 0.0f, 0.0f};
@@ -184,22 +217,24 @@ __device__ __forceinline__ void fast(const float* input, float* output, size_t n
             }
         }
         __syncthreads();
+        b = next;
     }
 }
 
-#define KERNEL(name, algo, MASK)                                                                              \
-    extern "C" __global__ void name(const float* input, float* output, size_t n, const float* mask, unsigned w, \
-                                    unsigned left, unsigned mode) {                                           \
+#define KERNEL(name, algo, MASK, THREADS, BLOCKS)                                                             \
+    extern "C" __global__ void LAUNCH_BOUNDS(THREADS, BLOCKS)                                                 \
+        name(const float* input, float* output, size_t n, const float* mask, unsigned w, unsigned left,       \
+             unsigned mode) {                                                                                  \
         GlobalMask g{mask};                                                                                   \
         (void)g;                                                                                              \
         algo(input, output, n, MASK, (size_t)w, (size_t)left, mode);                                         \
     }
 
-KERNEL(conv1d_basic_f32, direct, g)
-KERNEL(conv1d_const_f32, direct, ConstMask{})
-KERNEL(conv1d_tiled_f32, tiled, ConstMask{})
-KERNEL(conv1d_tiled_gm_f32, tiled, g)
-KERNEL(conv1d_tiled_l2_f32, tiled_l2, ConstMask{})
-KERNEL(conv1d_tiled_l2_gm_f32, tiled_l2, g)
-KERNEL(conv1d_fast_f32, fast, ConstMask{})
-KERNEL(conv1d_fast_gm_f32, fast, g)
+KERNEL(conv1d_basic_f32, direct, g, 256, 8)
+KERNEL(conv1d_const_f32, direct, ConstMask{}, 256, 8)
+KERNEL(conv1d_tiled_f32, tiled, ConstMask{}, 256, 5)
+KERNEL(conv1d_tiled_gm_f32, tiled, g, 256, 5)
+KERNEL(conv1d_tiled_l2_f32, tiled_l2, ConstMask{}, 256, 6)
+KERNEL(conv1d_tiled_l2_gm_f32, tiled_l2, g, 256, 6)
+KERNEL(conv1d_fast_f32, fast, ConstMask{}, 256, 5)
+KERNEL(conv1d_fast_gm_f32, fast, g, 256, 4)

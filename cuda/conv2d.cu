@@ -19,6 +19,15 @@
 // 16 KiB, as CONV_MASK_BYTES on the Rust side.
 __constant__ float CONV_MASK[4096];
 
+// coalesce_kernels::LAUNCH_BOUNDS: the Rust build writes the same bounds
+// into the sm_90+ PTX of the Rust kernels (.maxntid / .minnctapersm), so
+// both sides compile under the same register budget.
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+#define LAUNCH_BOUNDS(threads, blocks) __launch_bounds__(threads, blocks)
+#else
+#define LAUNCH_BOUNDS(threads, blocks)
+#endif
+
 #define FAST_X 4
 #define FAST_Y 4
 // Rows of loads in flight per thread in the load phase (LR): 4 for the
@@ -252,28 +261,28 @@ __device__ __forceinline__ void fast(Image img, float* output, M mask, size_t mw
         unsigned mh, unsigned left_x, unsigned left_y, unsigned mode
 #define IMAGE Image{input, width, height, pitch, mode}
 
-extern "C" __global__ void conv2d_basic_f32(CONV2D_PARAMS) {
+extern "C" __global__ void LAUNCH_BOUNDS(256, 4) conv2d_basic_f32(CONV2D_PARAMS) {
     direct(IMAGE, output, GlobalTaps{mask}, mw, mh, left_x, left_y);
 }
 
-extern "C" __global__ void conv2d_const_f32(CONV2D_PARAMS) {
+extern "C" __global__ void LAUNCH_BOUNDS(256, 4) conv2d_const_f32(CONV2D_PARAMS) {
     direct(IMAGE, output, ConstTaps{}, mw, mh, left_x, left_y);
 }
 
-extern "C" __global__ void conv2d_tiled_f32(CONV2D_PARAMS) {
+extern "C" __global__ void LAUNCH_BOUNDS(256, 4) conv2d_tiled_f32(CONV2D_PARAMS) {
     tiled(IMAGE, output, ConstTaps{}, mw, mh, left_x, left_y);
 }
 
-extern "C" __global__ void conv2d_fast_f32(CONV2D_PARAMS) {
+extern "C" __global__ void LAUNCH_BOUNDS(256, 3) conv2d_fast_f32(CONV2D_PARAMS) {
     fast<LOAD_ROWS_FAST>(IMAGE, output, ConstTaps{}, mw, mh, left_x, left_y);
 }
 
 // Separable passes: the fast kernel with a 1 x mw mask (rows) or an
 // mh x 1 mask (columns), taps from global memory.
-extern "C" __global__ void conv2d_rows_f32(CONV2D_PARAMS) {
+extern "C" __global__ void LAUNCH_BOUNDS(256, 3) conv2d_rows_f32(CONV2D_PARAMS) {
     fast<LOAD_ROWS_FAST>(IMAGE, output, GlobalTaps{mask}, mw, 1, left_x, 0);
 }
 
-extern "C" __global__ void conv2d_cols_f32(CONV2D_PARAMS) {
+extern "C" __global__ void LAUNCH_BOUNDS(256, 3) conv2d_cols_f32(CONV2D_PARAMS) {
     fast<LOAD_ROWS_COLS>(IMAGE, output, GlobalTaps{mask}, 1, mh, 0, left_y);
 }

@@ -11,6 +11,11 @@
 //!   RUSTFLAGS, wrappers and profile settings never reach the kernels.
 //!   `RUSTC_BOOTSTRAP=1` (needed for `-Zbuild-std` and the `abi_ptx` /
 //!   `asm_experimental_arch` features) is set for that child only.
+//! * Launch bounds: for sm ≥ `coalesce_kernels::LAUNCH_BOUNDS_MIN_SM`,
+//!   every kernel listed in `coalesce_kernels::LAUNCH_BOUNDS` gets
+//!   `.maxntid T, 1, 1` and `.minnctapersm B` between its parameter list
+//!   and its body (rustc has no `__launch_bounds__`). A listed kernel
+//!   missing from the PTX fails the build.
 //! * Reruns only when the kernel sources, its manifest or the architecture
 //!   list change.
 
@@ -200,7 +205,43 @@ fn build_arch(sm: u32, kernels: &Path, out_dir: &Path, rustc: &str) -> Result<Pa
     if !text.contains(&format!(".target sm_{sm}")) {
         return Err(format!("{} does not target sm_{sm}", ptx.display()));
     }
+    let text = if sm >= coalesce_kernels::LAUNCH_BOUNDS_MIN_SM {
+        add_launch_bounds(&text, coalesce_kernels::LAUNCH_BOUNDS).map_err(|e| format!("sm_{sm}: {e}"))?
+    } else {
+        text
+    };
     let dest = out_dir.join(format!("coalesce_kernels.sm_{sm}.ptx"));
     fs::write(&dest, text).map_err(|e| e.to_string())?;
     Ok(dest)
+}
+
+/// `ptx` with `.maxntid T, 1, 1` and `.minnctapersm B` inserted between the
+/// closing `)` of each listed entry's parameters and its opening `{`.
+fn add_launch_bounds(ptx: &str, bounds: &[(&str, u32, u32)]) -> Result<String, String> {
+    let mut text = ptx.to_string();
+    for &(name, threads, blocks) in bounds {
+        if threads == 0 || blocks == 0 {
+            return Err(format!("launch bounds of {name}: ({threads}, {blocks}) must both be positive"));
+        }
+        let header = format!(".entry {name}(");
+        let mut found = text.match_indices(&header).map(|(i, _)| i);
+        let start = found.next().ok_or_else(|| format!("kernel {name} has launch bounds but is not in the PTX"))?;
+        if found.next().is_some() {
+            return Err(format!("kernel {name} appears twice in the PTX"));
+        }
+        let params = start + header.len();
+        let close = text[params..].find(')').map(|i| params + i).ok_or_else(|| format!("{name}: no `)`"))?;
+        let open = text[close..].find('{').map(|i| close + i).ok_or_else(|| format!("{name}: no `{{`"))?;
+        // Only comments (rustc writes `// @name` after the `)`) may stand there.
+        let between: Vec<&str> = text[close + 1..open]
+            .lines()
+            .map(|l| l.split("//").next().unwrap_or("").trim())
+            .filter(|l| !l.is_empty())
+            .collect();
+        if !between.is_empty() {
+            return Err(format!("kernel {name} already has directives before its body: `{}`", between.join(" ")));
+        }
+        text.insert_str(open, &format!(".maxntid {threads}, 1, 1\n.minnctapersm {blocks}\n"));
+    }
+    Ok(text)
 }

@@ -247,3 +247,32 @@ fn reference_error_paths() {
     assert!(conv1d::<f32>(&[1.0], &[], ConvOp::Correlate, Boundary::Zero).is_err());
     assert_eq!(conv1d::<f32>(&[], &[1.0], ConvOp::Correlate, Boundary::Wrap).unwrap(), Vec::<f32>::new());
 }
+
+/// The fast kernel's persistent, software-pipelined blocks: an input long
+/// enough that every block walks several tiles (the plan's grid is below
+/// the tile count), with staged interior tiles, edge tiles at both ends
+/// and, at w = 300, tiles too wide to stage (the plain-load path), in
+/// every boundary mode.
+#[test]
+fn fast_blocks_pipeline_several_tiles() {
+    let gpu = gpu_or_skip!();
+    let (mut rng, seed) = common::rng();
+    let n = (1 << 22) + 13;
+    let input: Vec<f32> = random(&mut rng, n);
+    for w in [3, 31, 300] {
+        let mask: Vec<f32> = random(&mut rng, w);
+        for mode in Boundary::ALL {
+            let conv = Conv1d::new(&gpu, &mask, ConvOp::Correlate, mode).unwrap();
+            let plan = conv.plan(Conv1dVariant::Fast, n).unwrap();
+            let tiles = n.div_ceil(plan.tile);
+            assert!(
+                (plan.grid as usize) < tiles,
+                "w={w}: grid {} is not below the {tiles} tiles, so no block pipelines",
+                plan.grid
+            );
+            let want = correlate1d_checked(&input, conv.taps(), conv.left(), mode).unwrap();
+            let what = format!("fast_blocks_pipeline_several_tiles seed={seed} w={w} {}", mode.name());
+            check_one(&gpu, &conv, Conv1dVariant::Fast, &input, 1, &want, &what);
+        }
+    }
+}

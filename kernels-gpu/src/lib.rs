@@ -30,6 +30,8 @@ pub mod matrix;
 pub mod probe;
 pub mod reduce;
 
+pub use conv::{LAUNCH_BOUNDS, LAUNCH_BOUNDS_MIN_SM};
+
 /// Kernels abort the whole grid on panic: there is no unwinding on the device.
 #[cfg(target_arch = "nvptx64")]
 #[panic_handler]

@@ -367,8 +367,17 @@ impl<T: ConvElem> Conv1d<T> {
     /// elements: tile and shared buffer sized from the device's limits.
     /// A variant whose shared tile cannot fit this mask is
     /// [`Error::InvalidArgument`] naming the limit.
+    ///
+    /// The fast kernel's blocks are persistent: its grid is capped at the
+    /// blocks the device keeps resident ([`persistent_grid`]), so each
+    /// block pipelines several tiles.
     pub fn plan(&self, variant: Conv1dVariant, n: usize) -> Result<Conv1dPlan> {
-        plan_1d::<T>(&self.gpu.info().limits, self.taps.len(), variant, n)
+        let plan = plan_1d::<T>(&self.gpu.info().limits, self.taps.len(), variant, n)?;
+        if plan.variant != Conv1dVariant::Fast {
+            return Ok(plan);
+        }
+        let per_sm = self.gpu.max_active_blocks_per_sm(plan.kernel, plan.threads, plan.shared_bytes as usize)?;
+        Ok(persistent_grid(plan, self.gpu.info().sm_count, per_sm))
     }
 
     /// Convolves `input` into `output` (same length) with `variant`,
@@ -491,6 +500,22 @@ pub fn plan_1d<T: ConvElem>(limits: &DeviceLimits, w: usize, variant: Conv1dVari
     })
 }
 
+/// `plan` with its grid capped at `sm_count × per_sm` blocks (the blocks
+/// resident at once, [`FAST_WAVES`] times over; at least one block): the
+/// fast kernel walks its tiles grid-stride with a software pipeline, so
+/// fewer, longer-lived blocks keep loads in flight across tiles. Plain
+/// arithmetic, no GPU needed (`per_sm` from
+/// [`Gpu::max_active_blocks_per_sm`]).
+pub fn persistent_grid(plan: Conv1dPlan, sm_count: u32, per_sm: u32) -> Conv1dPlan {
+    let resident = sm_count.max(1).saturating_mul(per_sm.max(1)).saturating_mul(FAST_WAVES);
+    Conv1dPlan { grid: plan.grid.min(resident).max(1), ..plan }
+}
+
+/// Waves of resident blocks the fast 1D kernel's grid holds: one, so every
+/// block stays resident from start to end and pipelines its share of the
+/// tiles.
+pub const FAST_WAVES: u32 = 1;
+
 /// The kernel name for algorithm `algo` (`basic`, `const`, `tiled`,
 /// `tiled_l2`, `fast`), mask in global memory or not, element type `ty`.
 fn kernel_name(algo: &str, global_mask: bool, ty: &str) -> Result<&'static str> {
@@ -609,6 +634,98 @@ mod tests {
         assert!(plan_1d::<f32>(&h, 0, Conv1dVariant::Basic, 9).is_err());
         // Zero elements still plan (and launch nothing).
         assert_eq!(plan_1d::<f32>(&h, 3, Conv1dVariant::Basic, 0).unwrap().grid, 1);
+    }
+
+    /// The directives between `.entry name(…)` and its `{` in `ptx`,
+    /// comments dropped, one per line.
+    fn entry_directives(ptx: &str, name: &str) -> Option<String> {
+        let header = format!(".entry {name}(");
+        let start = ptx.find(&header)? + header.len();
+        let close = start + ptx[start..].find(')')?;
+        let open = close + ptx[close..].find('{')?;
+        let lines: Vec<&str> = ptx[close + 1..open]
+            .lines()
+            .map(|l| l.split("//").next().unwrap_or("").trim())
+            .filter(|l| !l.is_empty())
+            .collect();
+        Some(lines.join("\n"))
+    }
+
+    #[test]
+    fn embedded_ptx_carries_the_launch_bounds() {
+        use coalesce_kernels::{LAUNCH_BOUNDS, LAUNCH_BOUNDS_MIN_SM};
+        assert!(!LAUNCH_BOUNDS.is_empty());
+        let archs = crate::ptx::archs();
+        assert!(archs.iter().any(|&sm| sm >= LAUNCH_BOUNDS_MIN_SM), "no embedded PTX for sm_{LAUNCH_BOUNDS_MIN_SM}+");
+        for sm in archs {
+            let ptx = crate::ptx::text(sm).unwrap();
+            for &(name, threads, blocks) in LAUNCH_BOUNDS {
+                let d = entry_directives(ptx, name).unwrap_or_else(|| panic!("sm_{sm}: no entry {name}"));
+                let want = format!(".maxntid {threads}, 1, 1\n.minnctapersm {blocks}");
+                if sm >= LAUNCH_BOUNDS_MIN_SM {
+                    assert_eq!(d, want, "sm_{sm}: {name}");
+                } else {
+                    assert_eq!(d, "", "sm_{sm}: {name} has directives below sm_{LAUNCH_BOUNDS_MIN_SM}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn plans_stay_within_the_launch_bounds() {
+        let bound = |k: &str| coalesce_kernels::LAUNCH_BOUNDS.iter().find(|b| b.0 == k).map(|b| b.1);
+        let mut checked = 0;
+        for limits in [DeviceLimits::H100, DeviceLimits { max_threads_per_block: 2048, ..DeviceLimits::H100 }] {
+            for v in Conv1dVariant::ALL.into_iter().chain([Conv1dVariant::Auto]) {
+                for w in [1, 3, 31, 2049, 5000] {
+                    let (p32, p64) = (
+                        plan_1d::<f32>(&limits, w, v, 1 << 20).unwrap(),
+                        plan_1d::<f64>(&limits, w, v, 1 << 20).unwrap(),
+                    );
+                    for p in [p32, p64] {
+                        if let Some(t) = bound(p.kernel) {
+                            assert!(p.threads <= t, "{} at {} threads, bound {t}", p.kernel, p.threads);
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+            for v in Conv2dVariant::ALL {
+                for mask in [(1, 1), (5, 5), (31, 3), (91, 91)] {
+                    for p in [
+                        conv2d::plan_conv2d::<f32>(&limits, v, mask, (8192, 8192)).unwrap(),
+                        conv2d::plan_conv2d::<f64>(&limits, v, mask, (1000, 7)).unwrap(),
+                    ] {
+                        if let Some(t) = bound(p.kernel) {
+                            assert!(p.block.0 * p.block.1 <= t, "{} at {:?}, bound {t}", p.kernel, p.block);
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+            let s = conv2d::plan_separable::<f32>(&limits, 31, 31, (8192, 8192)).unwrap();
+            for p in [s.rows, s.cols] {
+                let t = bound(p.kernel).expect("the separable passes have launch bounds");
+                assert!(p.block.0 * p.block.1 <= t, "{} at {:?}, bound {t}", p.kernel, p.block);
+                checked += 1;
+            }
+        }
+        assert!(checked > 40, "only {checked} plans had launch bounds");
+    }
+
+    #[test]
+    fn fast_grid_is_capped_at_the_resident_blocks() {
+        let h = DeviceLimits::H100;
+        let p = plan_1d::<f32>(&h, 31, Conv1dVariant::Fast, 1 << 27).unwrap();
+        assert_eq!(p.grid, 131_072);
+        let c = persistent_grid(p, 132, 5);
+        assert_eq!(c.grid, 132 * 5 * FAST_WAVES);
+        assert_eq!(Conv1dPlan { grid: p.grid, ..c }, p, "only the grid changes");
+        // Fewer tiles than resident blocks: one block per tile.
+        let small = plan_1d::<f32>(&h, 3, Conv1dVariant::Fast, 5000).unwrap();
+        assert_eq!(persistent_grid(small, 132, 8).grid, 5);
+        // Degenerate device figures still give a launchable grid.
+        assert_eq!(persistent_grid(p, 0, 0).grid, FAST_WAVES);
     }
 
     #[test]

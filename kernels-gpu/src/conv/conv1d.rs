@@ -256,6 +256,14 @@ mod kernels {
     /// multiply-add. Taps past `w` in the last chunk are skipped (not
     /// multiplied by zero), so infinities and NaNs propagate exactly as in
     /// the plain sum.
+    ///
+    /// Blocks are persistent (the host caps the grid at the resident
+    /// blocks) and software-pipelined over their tiles: after a tile's
+    /// barrier each thread issues the global loads of its block's next
+    /// tile into registers, computes the current tile from shared memory,
+    /// and stores the loads to shared memory at the top of the next
+    /// iteration. Edge tiles and masks wider than `LOADS` loads per thread
+    /// load at the top of their iteration as before.
     #[inline(always)]
     unsafe fn fast<T: ConvElem, M: Mask<T>>(
         input: *const T,
@@ -281,39 +289,59 @@ mod kernels {
         // elements; the dynamic window is 16-byte aligned.
         let s: Shared<T> = unsafe { dynamic() };
         let tiles = n.div_ceil(tile);
-        for b in GridStride::new(block_idx_x() as usize, grid_dim_x() as usize, tiles) {
+        let grid = grid_dim_x() as usize;
+        // Whether tile `b`'s inputs lie inside the input and take at most
+        // LOADS loads per thread: those tiles are prefetched into
+        // registers. Block-uniform.
+        let staged = |b: usize| {
+            let origin = (b * tile) as isize - left as isize;
+            span <= LOADS * threads && origin >= 0 && origin as usize + span <= n
+        };
+        // Tile `b`'s inputs into `v`, LOADS independent loads per thread.
+        // SAFETY (callers): `staged(b)`, so [origin, origin + span) lies
+        // inside the input.
+        let load = |b: usize, v: &mut [T; LOADS]| {
+            // SAFETY: see above; b·tile ≥ left when staged(b).
+            let p = unsafe { input.add(b * tile - left) };
+            for (k, slot) in v.iter_mut().enumerate() {
+                let i = t + k * threads;
+                if i < span {
+                    // SAFETY: i < span.
+                    *slot = unsafe { *p.add(i) };
+                }
+            }
+        };
+        // Software pipeline over the block's tiles (grid-stride): the
+        // loads of the next tile issue before the current tile's compute
+        // and land in shared memory after it, so they are in flight while
+        // the block computes.
+        let mut b = block_idx_x() as usize;
+        let mut v = [T::ZERO; LOADS];
+        if b < tiles && staged(b) {
+            load(b, &mut v);
+        }
+        while b < tiles {
             let tile_start = b * tile;
             let origin = tile_start as isize - left as isize;
-            if origin >= 0 && origin as usize + span <= n {
+            if staged(b) {
+                // The prefetched inputs (loaded before the previous tile's
+                // compute, or before the loop).
+                for (k, &x) in v.iter().enumerate() {
+                    let i = t + k * threads;
+                    if i < span {
+                        // SAFETY: i < span.
+                        unsafe { s.write(i, x) };
+                    }
+                }
+            } else if origin >= 0 && origin as usize + span <= n {
+                // Masks too wide for LOADS loads per thread.
                 // SAFETY: [origin, origin + span) lies inside the input.
                 let p = unsafe { input.add(origin as usize) };
-                if span <= LOADS * threads {
-                    // All loads first, then all stores: LOADS independent
-                    // loads in flight per thread. (A load-store loop keeps
-                    // one: each store waits for its load before the next
-                    // load issues, and the kernel ran at half the floor.)
-                    let mut v = [T::ZERO; LOADS];
-                    for (k, slot) in v.iter_mut().enumerate() {
-                        let i = t + k * threads;
-                        if i < span {
-                            // SAFETY: i < span.
-                            *slot = unsafe { *p.add(i) };
-                        }
-                    }
-                    for (k, &x) in v.iter().enumerate() {
-                        let i = t + k * threads;
-                        if i < span {
-                            // SAFETY: i < span.
-                            unsafe { s.write(i, x) };
-                        }
-                    }
-                } else {
-                    let mut k = t;
-                    while k < span {
-                        // SAFETY: k < span.
-                        unsafe { s.write(k, *p.add(k)) };
-                        k += threads;
-                    }
+                let mut k = t;
+                while k < span {
+                    // SAFETY: k < span.
+                    unsafe { s.write(k, *p.add(k)) };
+                    k += threads;
                 }
             } else {
                 let mut k = t;
@@ -323,8 +351,13 @@ mod kernels {
                     k += threads;
                 }
             }
-            // SAFETY: reached by every thread (block-uniform loop).
+            // SAFETY: reached by every thread (the loop bound and the
+            // branches above are block-uniform).
             unsafe { sync_threads() };
+            let next = b + grid;
+            if next < tiles && staged(next) {
+                load(next, &mut v);
+            }
             let o = tile_start + R * t;
             if o < n {
                 let mut acc = [T::ZERO; R];
@@ -377,6 +410,7 @@ mod kernels {
             }
             // SAFETY: as above; the next tile overwrites the buffer.
             unsafe { sync_threads() };
+            b = next;
         }
     }
 

@@ -37,3 +37,51 @@ crate::constant_array!(
     /// read as `f32` or `f64`); written by the host by name.
     pub CONV_MASK: [u64; 2048], align 8, "u64"
 );
+
+/// The oldest architecture whose PTX carries [`LAUNCH_BOUNDS`].
+pub const LAUNCH_BOUNDS_MIN_SM: u32 = 90;
+
+/// Launch bounds of the convolution kernels, `(kernel, max threads per
+/// block, min blocks per SM)`: the build writes them into the PTX as
+/// `.maxntid T, 1, 1` and `.minnctapersm B` (what `__launch_bounds__(T, B)`
+/// does in CUDA C++), so `ptxas` fits each kernel in `65536 / (T·B)`
+/// registers. `B` is the most blocks each kernel keeps resident on sm_90
+/// without spilling (a kernel whose bound would cost occupancy against
+/// `ptxas`'s own choice, `conv2d_tiled_gm_f64`, is not listed); the C++
+/// twins carry the same bounds. The bounds go into the PTX of sm_90 and
+/// newer only ([`LAUNCH_BOUNDS_MIN_SM`]): sm_70's `ptxas` spills under
+/// them. Every launch of these kernels uses at most `T` threads (256:
+/// [`conv1d`] uses 256-thread blocks, [`conv2d`] blocks of 32 × at most 8).
+pub const LAUNCH_BOUNDS: &[(&str, u32, u32)] = &[
+    ("conv1d_basic_f32", 256, 8),
+    ("conv1d_const_f32", 256, 8),
+    ("conv1d_tiled_f32", 256, 5),
+    ("conv1d_tiled_gm_f32", 256, 5),
+    ("conv1d_tiled_l2_f32", 256, 6),
+    ("conv1d_tiled_l2_gm_f32", 256, 6),
+    ("conv1d_fast_f32", 256, 5),
+    ("conv1d_fast_gm_f32", 256, 4),
+    ("conv1d_basic_f64", 256, 8),
+    ("conv1d_const_f64", 256, 8),
+    ("conv1d_tiled_f64", 256, 5),
+    ("conv1d_tiled_gm_f64", 256, 5),
+    ("conv1d_tiled_l2_f64", 256, 6),
+    ("conv1d_tiled_l2_gm_f64", 256, 6),
+    ("conv1d_fast_f64", 256, 4),
+    ("conv1d_fast_gm_f64", 256, 4),
+    ("conv2d_basic_f32", 256, 4),
+    ("conv2d_const_f32", 256, 4),
+    ("conv2d_tiled_f32", 256, 4),
+    ("conv2d_tiled_gm_f32", 256, 4),
+    ("conv2d_fast_f32", 256, 3),
+    ("conv2d_fast_gm_f32", 256, 3),
+    ("conv2d_rows_f32", 256, 3),
+    ("conv2d_cols_f32", 256, 3),
+    ("conv2d_basic_f64", 256, 4),
+    ("conv2d_const_f64", 256, 4),
+    ("conv2d_tiled_f64", 256, 4),
+    ("conv2d_fast_f64", 256, 2),
+    ("conv2d_fast_gm_f64", 256, 2),
+    ("conv2d_rows_f64", 256, 2),
+    ("conv2d_cols_f64", 256, 2),
+];

@@ -1,0 +1,57 @@
+//! The launch bounds the build writes into the PTX
+//! (`coalesce_kernels::LAUNCH_BOUNDS`) hold in SASS: each listed kernel
+//! fits `65536 / (T·B)` registers per thread on the architectures that
+//! carry the bounds, with no stack frame, no spills and no local-memory
+//! access (`LDL`/`STL`). Checked without a GPU (each embedded PTX
+//! assembled with `ptxas`, disassembled with `cuobjdump`); absent tools
+//! print one skip line unless `COALESCE_REQUIRE_SASS_TOOLS=1`.
+
+use std::io::Write as _;
+
+use coalesce::inspect::Tools;
+use coalesce::{Error, ptx};
+use coalesce_kernels::{LAUNCH_BOUNDS, LAUNCH_BOUNDS_MIN_SM};
+
+#[test]
+fn launch_bounds_hold_without_spills() {
+    let skip = |why: String| {
+        assert!(!Tools::required(), "COALESCE_REQUIRE_SASS_TOOLS is set but {why}");
+        let _ = writeln!(std::io::stderr(), "launch_bounds_hold_without_spills: skipped: {why}");
+    };
+    let Some(tools) = Tools::find() else {
+        return skip(
+            "ptxas/cuobjdump not found (set COALESCE_SASS_TOOLS or run scripts/setup-build-machine.sh)".into(),
+        );
+    };
+    let mut checked = 0;
+    for arch in ptx::archs().into_iter().filter(|&a| a >= LAUNCH_BOUNDS_MIN_SM) {
+        let c = match tools.compile(ptx::text(arch).expect("listed arch"), arch) {
+            Ok(c) => c,
+            Err(Error::ToolArch { message, .. }) => {
+                skip(format!("this ptxas cannot assemble sm_{arch}: {message}"));
+                continue;
+            }
+            Err(e) => panic!("sm_{arch}: {e}"),
+        };
+        for &(name, threads, blocks) in LAUNCH_BOUNDS {
+            let r = c.resources_of(name).unwrap_or_else(|| panic!("sm_{arch}: no ptxas report for {name}"));
+            let budget = 65536 / (threads * blocks);
+            assert!(
+                r.registers <= budget,
+                "sm_{arch} {name}: {} registers, over the {budget} that ({threads}, {blocks}) allows",
+                r.registers
+            );
+            assert_eq!(
+                (r.stack_frame, r.spill_stores, r.spill_loads),
+                (0, 0, 0),
+                "sm_{arch} {name}: stack frame / spill stores / spill loads under ({threads}, {blocks})"
+            );
+            let sass = c.kernel(name).unwrap_or_else(|| panic!("sm_{arch}: {name} not in the SASS"));
+            assert!(!sass.is_empty(), "sm_{arch}: {name} has no SASS");
+            let local: Vec<_> = sass.iter().filter(|i| matches!(i.base(), "LDL" | "STL")).collect();
+            assert!(local.is_empty(), "sm_{arch} {name}: local memory accesses {local:?}");
+            checked += 1;
+        }
+    }
+    let _ = writeln!(std::io::stderr(), "launch bounds checked for {checked} kernel builds");
+}
