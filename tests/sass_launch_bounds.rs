@@ -71,8 +71,7 @@ fn twins_carry_the_same_launch_bounds() {
             twins += 1;
         }
     }
-    // Every f32 kernel with a twin: eight 1D and six 2D.
-    assert_eq!(twins, 14, "twins with launch bounds");
+    assert_eq!(twins, 13, "twins with launch bounds (all but conv2d_tiled_f32)");
 }
 
 /// `(name, T, B)` of each twin: `KERNEL(name, algo, mask, T, B)` in the 1D
