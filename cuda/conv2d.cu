@@ -269,7 +269,7 @@ extern "C" __global__ void LAUNCH_BOUNDS(256, 4) conv2d_const_f32(CONV2D_PARAMS)
     direct(IMAGE, output, ConstTaps{}, mw, mh, left_x, left_y);
 }
 
-extern "C" __global__ void LAUNCH_BOUNDS(256, 4) conv2d_tiled_f32(CONV2D_PARAMS) {
+extern "C" __global__ void conv2d_tiled_f32(CONV2D_PARAMS) {
     tiled(IMAGE, output, ConstTaps{}, mw, mh, left_x, left_y);
 }
 

@@ -55,3 +55,44 @@ fn launch_bounds_hold_without_spills() {
     }
     let _ = writeln!(std::io::stderr(), "launch bounds checked for {checked} kernel builds");
 }
+
+/// The C++ twins (`cuda/conv1d.cu`, `cuda/conv2d.cu`) carry the same
+/// bounds as the Rust kernels of the same name, and every twin has bounds
+/// when its Rust kernel does.
+#[test]
+fn twins_carry_the_same_launch_bounds() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let mut twins = 0;
+    for file in ["cuda/conv1d.cu", "cuda/conv2d.cu"] {
+        let src = std::fs::read_to_string(format!("{root}/{file}")).unwrap_or_else(|e| panic!("{file}: {e}"));
+        for (name, threads, blocks) in twin_bounds(&src) {
+            let want = LAUNCH_BOUNDS.iter().find(|b| b.0 == name).map(|b| (b.1, b.2));
+            assert_eq!(want, Some((threads, blocks)), "{file}: {name} has ({threads}, {blocks})");
+            twins += 1;
+        }
+    }
+    assert_eq!(twins, 13, "twins with launch bounds (all but conv2d_tiled_f32)");
+}
+
+/// `(name, T, B)` of each twin: `KERNEL(name, algo, mask, T, B)` in the 1D
+/// file, `LAUNCH_BOUNDS(T, B) name(` in the 2D file.
+fn twin_bounds(src: &str) -> Vec<(String, u32, u32)> {
+    let num = |s: &str| s.trim().parse::<u32>().unwrap_or_else(|e| panic!("`{s}`: {e}"));
+    let mut out = Vec::new();
+    for line in src.lines().map(str::trim) {
+        if let Some(args) = line.strip_prefix("KERNEL(conv").and_then(|r| r.strip_suffix(')')) {
+            let parts: Vec<&str> = args.split(", ").collect();
+            let n = parts.len();
+            assert!(n >= 5, "`{line}`");
+            out.push((format!("conv{}", parts[0]), num(parts[n - 2]), num(parts[n - 1])));
+        } else if let Some(rest) = line.split("LAUNCH_BOUNDS(").nth(1).filter(|_| line.contains("__global__")) {
+            let (nums, tail) = rest.split_once(')').unwrap_or_else(|| panic!("`{line}`"));
+            let (t, b) = nums.split_once(',').unwrap_or_else(|| panic!("`{line}`"));
+            let name = tail.trim().split('(').next().unwrap_or("").trim();
+            if name.starts_with("conv") {
+                out.push((name.to_string(), num(t), num(b)));
+            }
+        }
+    }
+    out
+}

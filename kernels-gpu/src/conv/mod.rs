@@ -47,7 +47,7 @@ pub const LAUNCH_BOUNDS_MIN_SM: u32 = 90;
 /// does in CUDA C++), so `ptxas` fits each kernel in `65536 / (T·B)`
 /// registers. `B` is the most blocks each kernel keeps resident on sm_90
 /// without spilling (a kernel whose bound would cost occupancy against
-/// `ptxas`'s own choice, `conv2d_tiled_gm_f64`, is not listed); the C++
+/// `ptxas`'s own choice, the 2D tiled kernels, is not listed); the C++
 /// twins carry the same bounds. The bounds go into the PTX of sm_90 and
 /// newer only ([`LAUNCH_BOUNDS_MIN_SM`]): sm_70's `ptxas` spills under
 /// them. Every launch of these kernels uses at most `T` threads (256:
@@ -71,15 +71,12 @@ pub const LAUNCH_BOUNDS: &[(&str, u32, u32)] = &[
     ("conv1d_fast_gm_f64", 256, 4),
     ("conv2d_basic_f32", 256, 4),
     ("conv2d_const_f32", 256, 4),
-    ("conv2d_tiled_f32", 256, 4),
-    ("conv2d_tiled_gm_f32", 256, 4),
     ("conv2d_fast_f32", 256, 3),
     ("conv2d_fast_gm_f32", 256, 3),
     ("conv2d_rows_f32", 256, 3),
     ("conv2d_cols_f32", 256, 3),
     ("conv2d_basic_f64", 256, 4),
     ("conv2d_const_f64", 256, 4),
-    ("conv2d_tiled_f64", 256, 4),
     ("conv2d_fast_f64", 256, 2),
     ("conv2d_fast_gm_f64", 256, 2),
     ("conv2d_rows_f64", 256, 2),
