@@ -8,11 +8,9 @@
 
 mod common;
 
-use coalesce::inspect::{Access, Compiled, Tools};
+use coalesce::inspect::Access;
 use coalesce::matrix::reference_add;
-use coalesce::{
-    BlockShape, DeviceBuffer, Error, Gpu, LaunchLimit, MatrixLayout, PitchedBuffer, SumVariant, ptx, reference,
-};
+use coalesce::{BlockShape, DeviceBuffer, Error, Gpu, LaunchLimit, MatrixLayout, PitchedBuffer, SumVariant, reference};
 use common::POISON;
 use rand::Rng;
 use rand::rngs::StdRng;
@@ -216,25 +214,7 @@ fn matrix_error_paths() {
 
 // ---- SASS (no GPU needed) ----
 
-fn compiled(test: &str) -> Vec<Compiled> {
-    let Some(tools) = Tools::find() else {
-        assert!(!Tools::required(), "{test}: COALESCE_REQUIRE_SASS_TOOLS is set but ptxas/cuobjdump are missing");
-        eprintln!("{test}: skipped: ptxas/cuobjdump not found");
-        return vec![];
-    };
-    let mut out = Vec::new();
-    for arch in ptx::archs() {
-        match tools.compile(ptx::text(arch).expect("listed arch"), arch) {
-            Ok(c) => out.push(c),
-            Err(Error::ToolArch { message, .. }) => {
-                assert!(!Tools::required(), "{test}: COALESCE_REQUIRE_SASS_TOOLS is set but sm_{arch}: {message}");
-                eprintln!("{test}: skipped sm_{arch}: {message}");
-            }
-            Err(e) => panic!("{test}: sm_{arch}: {e}"),
-        }
-    }
-    out
-}
+use common::sass::compiled;
 
 const MATRIX_KERNELS: [&str; 5] =
     ["matrix_add_row_major", "matrix_add_col_major", "matrix_add_pitched", "sum_matrix_2d", "sum_matrix_2d_x4"];

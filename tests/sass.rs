@@ -14,37 +14,11 @@
 //! or `PATH`. If absent the tests print one skip line, unless
 //! `COALESCE_REQUIRE_SASS_TOOLS=1` (CI), which makes absence a failure.
 
-use std::io::Write as _;
+use coalesce::inspect::{Access, Compiled};
 
-use coalesce::inspect::{Access, Compiled, Tools};
-use coalesce::{Error, ptx};
+mod common;
 
-/// The assembled module for every embedded architecture the tools support,
-/// assembled once per test binary.
-fn compiled(test: &str) -> Vec<Compiled> {
-    static ONCE: std::sync::OnceLock<Vec<Compiled>> = std::sync::OnceLock::new();
-    ONCE.get_or_init(|| assemble(test)).clone()
-}
-
-fn assemble(test: &str) -> Vec<Compiled> {
-    let skip = |why: String| {
-        assert!(!Tools::required(), "{test}: COALESCE_REQUIRE_SASS_TOOLS is set but {why}");
-        let _ = writeln!(std::io::stderr(), "{test}: skipped: {why}");
-    };
-    let Some(tools) = Tools::find() else {
-        skip("ptxas/cuobjdump not found (set COALESCE_SASS_TOOLS or run scripts/setup-build-machine.sh)".into());
-        return vec![];
-    };
-    let mut out = Vec::new();
-    for arch in ptx::archs() {
-        match tools.compile(ptx::text(arch).expect("listed arch"), arch) {
-            Ok(c) => out.push(c),
-            Err(Error::ToolArch { message, .. }) => skip(format!("this ptxas cannot assemble sm_{arch}: {message}")),
-            Err(e) => panic!("{test}: sm_{arch}: {e}"),
-        }
-    }
-    out
-}
+use common::sass::compiled;
 
 /// The global access widths a copy kernel must show: `must` present, and
 /// nothing outside `allowed`.

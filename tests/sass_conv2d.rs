@@ -14,36 +14,10 @@
 //! Tools as in `tests/sass.rs`; absent tools print one skip line unless
 //! `COALESCE_REQUIRE_SASS_TOOLS=1`.
 
-use std::io::Write as _;
+mod common;
 
-use coalesce::inspect::{Compiled, Tools};
-use coalesce::{Error, ptx};
-
-fn compiled(test: &str) -> Vec<Compiled> {
-    static ONCE: std::sync::OnceLock<Vec<Compiled>> = std::sync::OnceLock::new();
-    ONCE.get_or_init(|| {
-        let skip = |why: String| {
-            assert!(!Tools::required(), "{test}: COALESCE_REQUIRE_SASS_TOOLS is set but {why}");
-            let _ = writeln!(std::io::stderr(), "{test}: skipped: {why}");
-        };
-        let Some(tools) = Tools::find() else {
-            skip("ptxas/cuobjdump not found (set COALESCE_SASS_TOOLS or run scripts/setup-build-machine.sh)".into());
-            return vec![];
-        };
-        let mut out = Vec::new();
-        for arch in ptx::archs() {
-            match tools.compile(ptx::text(arch).expect("listed arch"), arch) {
-                Ok(c) => out.push(c),
-                Err(Error::ToolArch { message, .. }) => {
-                    skip(format!("this ptxas cannot assemble sm_{arch}: {message}"))
-                }
-                Err(e) => panic!("{test}: sm_{arch}: {e}"),
-            }
-        }
-        out
-    })
-    .clone()
-}
+use coalesce::inspect::Compiled;
+use common::sass::compiled;
 
 const TYPES: [&str; 2] = ["f32", "f64"];
 

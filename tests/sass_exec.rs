@@ -12,38 +12,13 @@
 //!   `LDS`/`STS`; the tree kernels work in shared memory (`LDS`/`STS`,
 //!   never generic `LD`/`ST`) between barriers.
 
-use std::io::Write as _;
-
 use coalesce::divergence::{MathKernel, classify};
-use coalesce::inspect::{Access, Compiled, Tools};
+use coalesce::inspect::Access;
 use coalesce::kernels::reduce::ITEMS;
-use coalesce::{Error, ptx};
 
-fn compiled(test: &str) -> Vec<Compiled> {
-    static ONCE: std::sync::OnceLock<Vec<Compiled>> = std::sync::OnceLock::new();
-    ONCE.get_or_init(|| {
-        let skip = |why: String| {
-            assert!(!Tools::required(), "{test}: COALESCE_REQUIRE_SASS_TOOLS is set but {why}");
-            let _ = writeln!(std::io::stderr(), "{test}: skipped: {why}");
-        };
-        let Some(tools) = Tools::find() else {
-            skip("ptxas/cuobjdump not found (set COALESCE_SASS_TOOLS or run scripts/setup-build-machine.sh)".into());
-            return vec![];
-        };
-        let mut out = Vec::new();
-        for arch in ptx::archs() {
-            match tools.compile(ptx::text(arch).expect("listed arch"), arch) {
-                Ok(c) => out.push(c),
-                Err(Error::ToolArch { message, .. }) => {
-                    skip(format!("this ptxas cannot assemble sm_{arch}: {message}"))
-                }
-                Err(e) => panic!("{test}: sm_{arch}: {e}"),
-            }
-        }
-        out
-    })
-    .clone()
-}
+mod common;
+
+use common::sass::compiled;
 
 #[test]
 fn divergence_kernels_are_classified() {

@@ -9,6 +9,8 @@
 //!   failure and can be pinned with `COALESCE_TEST_SEED`.
 #![allow(dead_code)]
 
+pub mod sass;
+
 use std::io::Write as _;
 
 use coalesce::Gpu;
