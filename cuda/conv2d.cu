@@ -256,6 +256,185 @@ __device__ __forceinline__ void fast(Image img, float* output, M mask, size_t mw
     }
 }
 
+// map_index in 32-bit arithmetic (map_index32), for the strip kernels.
+__device__ __forceinline__ int map_index32(int x, int n, unsigned mode) {
+    if (0 <= x && x < n) return x;
+    int p;
+    switch (mode) {
+    case 1:
+        return x < 0 ? 0 : n - 1;
+    case 2:
+        p = ((x % (2 * n)) + 2 * n) % (2 * n);
+        return p < n ? p : 2 * n - 1 - p;
+    case 3:
+        if (n == 1) return 0;
+        p = ((x % (2 * n - 2)) + (2 * n - 2)) % (2 * n - 2);
+        return p < n ? p : 2 * n - 2 - p;
+    case 4:
+        return ((x % n) + n) % n;
+    default:
+        return -1;
+    }
+}
+
+#define STRIP_H 32
+#define STRIP_CHUNKS 4
+
+// Chunks per window row of a centred mask of width mw (strip_chunks).
+__host__ __device__ constexpr int strip_chunks(int mw) {
+    return (((-(mw / 2)) & (FAST_X - 1)) + mw - 1 + FAST_X - 1) / FAST_X + 1;
+}
+
+// The rows of a strip (Strip): element a of image row 0, the pitch, the
+// window's first row and the image's height.
+struct StripRows {
+    const float* base;
+    size_t pitch;
+    int y0, height;
+    unsigned mode;
+    // Window row r through the mode's map, or nullptr for zeros.
+    __device__ __forceinline__ const float* row(int r) const {
+        int j = map_index32(y0 + r, height, mode);
+        return j < 0 ? nullptr : base + (size_t)j * pitch;
+    }
+};
+
+template <bool VEC>
+__device__ __forceinline__ void load_row(float v[STRIP_CHUNKS][FAST_X], StripRows rows, int r, int chunks) {
+#pragma unroll
+    for (int c = 0; c < STRIP_CHUNKS; c++)
+#pragma unroll
+        for (int k = 0; k < FAST_X; k++) v[c][k] = 0.0f;
+    const float* p = rows.row(r);
+    if (p != nullptr) {
+#pragma unroll
+        for (int c = 0; c < STRIP_CHUNKS; c++) {
+            if (c < chunks) {
+                if (VEC) {
+                    float4 t = *reinterpret_cast<const float4*>(p + FAST_X * c);
+                    v[c][0] = t.x;
+                    v[c][1] = t.y;
+                    v[c][2] = t.z;
+                    v[c][3] = t.w;
+                } else {
+#pragma unroll
+                    for (int k = 0; k < FAST_X; k++) v[c][k] = p[FAST_X * c + k];
+                }
+            }
+        }
+    }
+}
+
+// One strip (FAST_X columns x STRIP_H rows) by a sliding window of rows:
+// the strip kernel of kernels-gpu/src/conv/conv2d.rs (`strip`). `out` is
+// the strip's first output; rows_out and columns_out clip it to the image.
+template <int MW, int MH, bool VEC>
+__device__ __forceinline__ void strip(StripRows rows, float* out, size_t pitch, size_t rows_out, size_t columns_out,
+                                      bool vector_store) {
+    constexpr int s = (-(MW / 2)) & (FAST_X - 1);
+    constexpr int chunks = strip_chunks(MW);
+    constexpr int steps = STRIP_H + MH - 1;
+    float acc[MH][FAST_X];
+#pragma unroll
+    for (int k = 0; k < MH; k++)
+#pragma unroll
+        for (int q = 0; q < FAST_X; q++) acc[k][q] = 0.0f;
+    float cur[STRIP_CHUNKS][FAST_X], next[STRIP_CHUNKS][FAST_X];
+    load_row<VEC>(cur, rows, 0, chunks);
+#pragma unroll 1
+    for (int ir = 0; ir < steps; ir++) {
+        if (ir + 1 < steps) {
+            load_row<VEC>(next, rows, ir + 1, chunks);
+        } else {
+#pragma unroll
+            for (int c = 0; c < STRIP_CHUNKS; c++)
+#pragma unroll
+                for (int k = 0; k < FAST_X; k++) next[c][k] = cur[c][k];
+        }
+#pragma unroll
+        for (int j = 0; j < MH; j++)
+#pragma unroll
+            for (int i = 0; i < MW; i++) {
+                float m = CONV_MASK[j * MW + i];
+#pragma unroll
+                for (int q = 0; q < FAST_X; q++) {
+                    int e = s + i + q;
+                    acc[MH - 1 - j][q] = fmaf(cur[e / FAST_X][e % FAST_X], m, acc[MH - 1 - j][q]);
+                }
+            }
+        if (ir + 1 >= MH && (size_t)(ir + 1 - MH) < rows_out) {
+            float* p = out + (size_t)(ir + 1 - MH) * pitch;
+            if (vector_store) {
+                *reinterpret_cast<float4*>(p) = make_float4(acc[0][0], acc[0][1], acc[0][2], acc[0][3]);
+            } else {
+#pragma unroll
+                for (int q = 0; q < FAST_X; q++)
+                    if ((size_t)q < columns_out) p[q] = acc[0][q];
+            }
+        }
+#pragma unroll
+        for (int k = 0; k + 1 < MH; k++)
+#pragma unroll
+            for (int q = 0; q < FAST_X; q++) acc[k][q] = acc[k + 1][q];
+#pragma unroll
+        for (int q = 0; q < FAST_X; q++) acc[MH - 1][q] = 0.0f;
+#pragma unroll
+        for (int c = 0; c < STRIP_CHUNKS; c++)
+#pragma unroll
+            for (int k = 0; k < FAST_X; k++) cur[c][k] = next[c][k];
+    }
+}
+
+// The register form of the fast kernel (`slide`): strips whose window
+// columns lie inside the image run strip(); the warp then computes the
+// left and right edge strips together, two outputs per lane.
+template <int MW, int MH>
+__device__ __forceinline__ void slide(Image img, float* output) {
+    size_t bdx = blockDim.x, bdy = blockDim.y, tx = threadIdx.x, ty = threadIdx.y;
+    size_t tw = FAST_X * bdx, th = STRIP_H * bdy;
+    constexpr int lx = MW / 2, ly = MH / 2;
+    constexpr int s = (-lx) & (FAST_X - 1);
+    constexpr int chunks = strip_chunks(MW);
+    bool aligned = ((size_t)img.p) % 16 == 0 && ((size_t)output) % 16 == 0 && (img.pitch * sizeof(float)) % 16 == 0;
+    unsigned lane;
+    asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+    size_t tiles_x = (img.width + tw - 1) / tw, tiles_y = (img.height + th - 1) / th;
+    for (size_t tyi = blockIdx.y; tyi < tiles_y; tyi += gridDim.y) {
+        for (size_t txi = blockIdx.x; txi < tiles_x; txi += gridDim.x) {
+            size_t x = txi * tw + FAST_X * tx, y = tyi * th + STRIP_H * ty;
+            bool active = x < img.width && y < img.height;
+            long long a = (long long)x - (lx + s);
+            bool inside = a >= 0 && (size_t)a + FAST_X * chunks <= img.width;
+            if (active && inside) {
+                StripRows rows{img.p + a, img.pitch, (int)y - ly, (int)img.height, img.mode};
+                float* out = output + y * img.pitch + x;
+                size_t rows_out = img.height - y, columns_out = img.width - x;
+                if (aligned)
+                    strip<MW, MH, true>(rows, out, img.pitch, rows_out, columns_out, columns_out >= FAST_X);
+                else
+                    strip<MW, MH, false>(rows, out, img.pitch, rows_out, columns_out, false);
+            }
+            unsigned edges = __ballot_sync(0xffffffffu, active && !inside);
+            while (edges != 0) {
+                unsigned l = __ffs(edges) - 1;
+                edges &= edges - 1;
+                unsigned ex = __shfl_sync(0xffffffffu, (unsigned)x, l), ey = __shfl_sync(0xffffffffu, (unsigned)y, l);
+                for (size_t o = lane; o < FAST_X * STRIP_H; o += 32) {
+                    size_t xx = ex + o % FAST_X, yy = ey + o / FAST_X;
+                    if (xx < img.width && yy < img.height) {
+                        long long sx = (long long)xx - lx, sy = (long long)yy - ly;
+                        float acc = 0.0f;
+                        for (int j = 0; j < MH; j++)
+                            for (int i = 0; i < MW; i++)
+                                acc = fmaf(img.fetch(sx + i, sy + j), CONV_MASK[j * MW + i], acc);
+                        output[yy * img.pitch + xx] = acc;
+                    }
+                }
+            }
+        }
+    }
+}
+
 #define CONV2D_PARAMS                                                                                        \
     const float *input, float *output, size_t width, size_t height, size_t pitch, const float *mask, unsigned mw, \
         unsigned mh, unsigned left_x, unsigned left_y, unsigned mode
@@ -286,3 +465,9 @@ extern "C" __global__ void LAUNCH_BOUNDS(256, 3) conv2d_rows_f32(CONV2D_PARAMS) 
 extern "C" __global__ void LAUNCH_BOUNDS(256, 3) conv2d_cols_f32(CONV2D_PARAMS) {
     fast<LOAD_ROWS_COLS>(IMAGE, output, GlobalTaps{mask}, 1, mh, 0, left_y);
 }
+
+// The fast kernel's register form for centred 3 x 3, 5 x 5 and 7 x 7
+// masks (mask in CONV_MASK; mw, mh, left_x, left_y, mask unused).
+extern "C" __global__ void LAUNCH_BOUNDS(256, 4) conv2d_strip3_f32(CONV2D_PARAMS) { slide<3, 3>(IMAGE, output); }
+extern "C" __global__ void LAUNCH_BOUNDS(256, 4) conv2d_strip5_f32(CONV2D_PARAMS) { slide<5, 5>(IMAGE, output); }
+extern "C" __global__ void conv2d_strip7_f32(CONV2D_PARAMS) { slide<7, 7>(IMAGE, output); }

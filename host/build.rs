@@ -181,7 +181,7 @@ fn build_arch(sm: u32, kernels: &Path, out_dir: &Path, rustc: &str) -> Result<Pa
         .env("RUSTC", rustc)
         .env("RUSTC_BOOTSTRAP", "1")
         .env("CARGO_TARGET_DIR", &target_dir)
-        .env("CARGO_ENCODED_RUSTFLAGS", format!("-Ctarget-cpu=sm_{sm}"))
+        .env("CARGO_ENCODED_RUSTFLAGS", format!("-Ctarget-cpu=sm_{sm}\x1f-Cllvm-args=-unroll-max-count=4"))
         .env("CARGO_TERM_COLOR", "never")
         // Release profile of the child only, whatever the workspace says.
         .env("CARGO_PROFILE_RELEASE_OPT_LEVEL", "3")

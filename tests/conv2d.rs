@@ -4,7 +4,7 @@
 //! GPU (skipped with one line each when there is none):
 //! * every variant (basic, const, tiled, fast, auto) × every boundary mode
 //!   × correlate/convolve × f32/f64 on images 1×777, 777×1, 33×65 and
-//!   1000×1007 with masks 1×1, 3×3, 5×5, 3×7 and 4×2 (even), contiguous
+//!   1000×1007 with masks 1×1, 3×3, 5×5, 7×7, 3×7 and 4×2 (even), contiguous
 //!   and pitched; fresh random inputs, poisoned outputs;
 //! * pitched layouts: the input's padding holds NaN (a kernel that reads
 //!   it poisons an output), the output's padding must keep its poison;
@@ -36,7 +36,7 @@ use rand::rngs::StdRng;
 const VARIANTS: [Conv2dVariant; 5] =
     [Conv2dVariant::Basic, Conv2dVariant::Const, Conv2dVariant::Tiled, Conv2dVariant::Fast, Conv2dVariant::Auto];
 /// (mw, mh)
-const MASKS: [(usize, usize); 5] = [(1, 1), (3, 3), (5, 5), (3, 7), (4, 2)];
+const MASKS: [(usize, usize); 6] = [(1, 1), (3, 3), (5, 5), (7, 7), (3, 7), (4, 2)];
 /// (width, height, pitches)
 /// Under a sanitizer the largest image is 300×307 (see `common::big`).
 fn shapes() -> [(usize, usize, Vec<usize>); 4] {

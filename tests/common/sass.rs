@@ -37,3 +37,33 @@ fn assemble(test: &str) -> Vec<Compiled> {
     }
     out
 }
+
+/// Asserts that kernel `r.name` of `c` has no stack frame and no spills,
+/// or, for a kernel listed in `coalesce_kernels::conv::ENTRY_SPILLS`, at
+/// most its spill bytes with every local-memory access (`LDL`/`STL`)
+/// before the kernel's first global load (so none inside its loops).
+pub fn assert_spills_allowed(c: &Compiled, r: &coalesce::inspect::KernelResources) {
+    let allowance = coalesce_kernels::conv::ENTRY_SPILLS.iter().find(|(n, _)| *n == r.name).map(|&(_, b)| b);
+    let Some(bytes) = allowance else {
+        assert_eq!(
+            (r.stack_frame, r.spill_stores, r.spill_loads),
+            (0, 0, 0),
+            "sm_{} {}: stack / spills",
+            c.arch,
+            r.name
+        );
+        return;
+    };
+    assert!(
+        r.spill_stores <= bytes,
+        "sm_{} {}: {} spill-store bytes, over its {bytes}",
+        c.arch,
+        r.name,
+        r.spill_stores
+    );
+    let sass = c.kernel(&r.name).unwrap_or_else(|| panic!("sm_{}: {} not in the SASS", c.arch, r.name));
+    let first_global = sass.iter().position(|i| i.base() == "LDG").unwrap_or(sass.len());
+    let late: Vec<_> =
+        sass[first_global..].iter().filter(|i| matches!(i.base(), "LDL" | "STL")).map(|i| i.opcode.clone()).collect();
+    assert!(late.is_empty(), "sm_{} {}: local-memory accesses after the first global load: {late:?}", c.arch, r.name);
+}

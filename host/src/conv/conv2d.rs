@@ -45,7 +45,9 @@
 use std::sync::Mutex;
 use std::sync::atomic::Ordering;
 
-pub use coalesce_kernels::conv::conv2d::{FAST_X, FAST_Y, fast_row_stride, fast_shared_elems, tiled_shared_elems};
+pub use coalesce_kernels::conv::conv2d::{
+    FAST_X, FAST_Y, STRIP_H, fast_in_registers, fast_row_stride, fast_shared_elems, tiled_shared_elems,
+};
 
 use super::{Boundary, ConvElem, ConvOp, MASK_SYMBOL, MaskSource, NEXT_TAG, gaussian, max_constant_taps};
 use crate::device::DeviceLimits;
@@ -141,6 +143,8 @@ enum Algo {
     Const,
     Tiled,
     Fast,
+    /// The fast variant's register form for a centred `n × n` mask.
+    Strip(usize),
     Rows,
     Cols,
 }
@@ -156,6 +160,9 @@ fn kernel_name(algo: Algo, global: bool, ty: &str) -> Result<&'static str> {
         (Algo::Tiled, true, "f32" | "f64") => ["conv2d_tiled_gm_f64", "conv2d_tiled_gm_f32"][f32 as usize],
         (Algo::Fast, false, "f32" | "f64") => ["conv2d_fast_f64", "conv2d_fast_f32"][f32 as usize],
         (Algo::Fast, true, "f32" | "f64") => ["conv2d_fast_gm_f64", "conv2d_fast_gm_f32"][f32 as usize],
+        (Algo::Strip(3), false, "f32" | "f64") => ["conv2d_strip3_f64", "conv2d_strip3_f32"][f32 as usize],
+        (Algo::Strip(5), false, "f32" | "f64") => ["conv2d_strip5_f64", "conv2d_strip5_f32"][f32 as usize],
+        (Algo::Strip(7), false, "f32" | "f64") => ["conv2d_strip7_f64", "conv2d_strip7_f32"][f32 as usize],
         (Algo::Rows, _, "f32" | "f64") => ["conv2d_rows_f64", "conv2d_rows_f32"][f32 as usize],
         (Algo::Cols, _, "f32" | "f64") => ["conv2d_cols_f64", "conv2d_cols_f32"][f32 as usize],
         _ => {
@@ -189,7 +196,7 @@ fn plan_algo(
     let shared_of = |by: usize| -> Option<usize> {
         let b = bx as usize;
         let elems = match algo {
-            Algo::Basic | Algo::Const => Some(0),
+            Algo::Basic | Algo::Const | Algo::Strip(_) => Some(0),
             Algo::Tiled => (by + mh).checked_sub(1).zip((b + mw).checked_sub(1)).and_then(|(r, c)| r.checked_mul(c)),
             Algo::Fast | Algo::Rows | Algo::Cols => {
                 let (w, h) = match algo {
@@ -217,6 +224,7 @@ fn plan_algo(
     let shared = shared_of(by as usize).unwrap_or(0);
     let (per_x, per_y) = match algo {
         Algo::Fast | Algo::Rows | Algo::Cols => (FAST_X, FAST_Y),
+        Algo::Strip(_) => (FAST_X, STRIP_H),
         _ => (1, 1),
     };
     let tile = (per_x * bx as usize, per_y * by as usize);
@@ -226,6 +234,7 @@ fn plan_algo(
         variant: Conv2dVariant::Fast,
         kernel: kernel_name(algo, global, ty)?,
         mask: if global || algo == Algo::Basic { MaskSource::Global } else { MaskSource::Constant },
+        // (Strip kernels exist only for constant masks: see plan_conv2d.)
         block: (bx, by),
         grid: (grid_x, grid_y),
         shared_bytes: shared as u32,
@@ -246,8 +255,17 @@ pub fn plan_conv2d<T: ConvElem>(
     let size = std::mem::size_of::<T>();
     let global = mw * mh > max_constant_taps::<T>();
     let plan = |algo| plan_algo(limits, algo, global, T::NAME, size, (mw, mh), (width, height));
+    // The fast variant's register form: centred 3 × 3, 5 × 5, 7 × 7 masks
+    // (odd sizes are centred for both operations), image axes below 2³¹,
+    // blocks of whole warps.
+    let strip = !global
+        && fast_in_registers((mw, mh), (mw / 2, mh / 2))
+        && width <= i32::MAX as usize
+        && height <= i32::MAX as usize
+        && BLOCK_X.min(limits.max_block_dim[0]).min(limits.max_threads_per_block) == BLOCK_X;
+    let fast = if strip { Algo::Strip(mw) } else { Algo::Fast };
     let (variant, plan) = match variant {
-        Conv2dVariant::Auto => match plan(Algo::Fast) {
+        Conv2dVariant::Auto => match plan(fast) {
             Ok(p) => (Conv2dVariant::Fast, p),
             Err(_) if !global => (Conv2dVariant::Const, plan(Algo::Const)?),
             Err(_) => (Conv2dVariant::Const, plan(Algo::Basic)?),
@@ -256,7 +274,7 @@ pub fn plan_conv2d<T: ConvElem>(
         Conv2dVariant::Const if !global => (variant, plan(Algo::Const)?),
         Conv2dVariant::Const => (variant, plan(Algo::Basic)?),
         Conv2dVariant::Tiled => (variant, plan(Algo::Tiled)?),
-        Conv2dVariant::Fast => (variant, plan(Algo::Fast)?),
+        Conv2dVariant::Fast => (variant, plan(fast)?),
     };
     Ok(Conv2dPlan { variant, ..plan })
 }
@@ -796,11 +814,24 @@ mod tests {
 
     #[test]
     fn plans_pick_the_documented_kernels() {
+        // Centred 3 × 3, 5 × 5, 7 × 7: the register form, no shared memory,
+        // FAST_X × STRIP_H outputs per thread.
         let p = plan_conv2d::<f32>(&H100, Conv2dVariant::Auto, (5, 5), (8192, 8192)).unwrap();
+        assert_eq!((p.variant, p.kernel, p.mask), (Conv2dVariant::Fast, "conv2d_strip5_f32", MaskSource::Constant));
+        assert_eq!((p.block, p.tile, p.grid, p.shared_bytes), ((32, 8), (128, 8 * STRIP_H), (64, 8192 / 128), 0));
+        for (n, k) in [(3, "conv2d_strip3_f64"), (7, "conv2d_strip7_f64")] {
+            assert_eq!(plan_conv2d::<f64>(&H100, Conv2dVariant::Fast, (n, n), (9, 9)).unwrap().kernel, k);
+        }
+        // Any other mask: the shared-tile form.
+        let p = plan_conv2d::<f32>(&H100, Conv2dVariant::Auto, (5, 3), (8192, 8192)).unwrap();
         assert_eq!((p.variant, p.kernel, p.mask), (Conv2dVariant::Fast, "conv2d_fast_f32", MaskSource::Constant));
         assert_eq!((p.block, p.tile, p.grid), ((32, 8), (128, 32), (64, 256)));
-        assert_eq!(p.shared_bytes as usize, fast_shared_elems(32, 8, 5, 5) * 4);
+        assert_eq!(p.shared_bytes as usize, fast_shared_elems(32, 8, 5, 3) * 4);
         assert_eq!(fast_shared_elems(32, 8, 5, 5), 36 * 136);
+        assert_eq!(plan_conv2d::<f32>(&H100, Conv2dVariant::Fast, (9, 9), (64, 64)).unwrap().kernel, "conv2d_fast_f32");
+        // Axes of 2³¹ or more (the register form indexes rows in 32 bits).
+        let big = plan_conv2d::<f32>(&H100, Conv2dVariant::Fast, (3, 3), (1 << 31, 1)).unwrap();
+        assert_eq!(big.kernel, "conv2d_fast_f32");
         let b = plan_conv2d::<f64>(&H100, Conv2dVariant::Basic, (3, 3), (10, 10)).unwrap();
         assert_eq!((b.kernel, b.mask, b.shared_bytes), ("conv2d_basic_f64", MaskSource::Global, 0));
         let t = plan_conv2d::<f64>(&H100, Conv2dVariant::Tiled, (3, 7), (33, 65)).unwrap();
@@ -868,6 +899,13 @@ mod tests {
             assert_eq!(v.name().parse::<Conv2dVariant>().unwrap(), v);
         }
         assert!("tiled_l2".parse::<Conv2dVariant>().is_err());
+        for n in [3, 5, 7] {
+            for ty in ["f32", "f64"] {
+                assert_eq!(kernel_name(Algo::Strip(n), false, ty).unwrap(), format!("conv2d_strip{n}_{ty}"));
+            }
+            assert!(kernel_name(Algo::Strip(n), true, "f32").is_err());
+        }
+        assert!(kernel_name(Algo::Strip(9), false, "f32").is_err());
         for algo in [Algo::Basic, Algo::Const, Algo::Tiled, Algo::Fast, Algo::Rows, Algo::Cols] {
             for g in [false, true] {
                 for ty in ["f32", "f64"] {

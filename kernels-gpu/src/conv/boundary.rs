@@ -78,40 +78,57 @@ impl Boundary {
     }
 }
 
-/// Maps position `x` (any integer) of an axis of length `n > 0` to the
-/// input index whose value it takes under mode `mode` (a [`Boundary`] raw
-/// value), or `None` when it takes zero. In-range positions map to
-/// themselves. Unknown raw modes behave as [`Boundary::Zero`].
-#[inline(always)]
-pub fn map_index(x: isize, n: isize, mode: u32) -> Option<usize> {
-    if 0 <= x && x < n {
-        return Some(x as usize);
-    }
-    let m = match mode {
-        1 => {
-            if x < 0 {
-                0
-            } else {
-                n - 1
+macro_rules! map_index_fn {
+    ($(#[$doc:meta])* $name:ident, $i:ty, $u:ty) => {
+        $(#[$doc])*
+        #[inline(always)]
+        pub fn $name(x: $i, n: $i, mode: u32) -> Option<$u> {
+            if 0 <= x && x < n {
+                return Some(x as $u);
             }
+            let m = match mode {
+                1 => {
+                    if x < 0 {
+                        0
+                    } else {
+                        n - 1
+                    }
+                }
+                2 => {
+                    let p = x.rem_euclid(2 * n);
+                    if p < n { p } else { 2 * n - 1 - p }
+                }
+                3 => {
+                    if n == 1 {
+                        0
+                    } else {
+                        let p = x.rem_euclid(2 * n - 2);
+                        if p < n { p } else { 2 * n - 2 - p }
+                    }
+                }
+                4 => x.rem_euclid(n),
+                _ => return None,
+            };
+            Some(m as $u)
         }
-        2 => {
-            let p = x.rem_euclid(2 * n);
-            if p < n { p } else { 2 * n - 1 - p }
-        }
-        3 => {
-            if n == 1 {
-                0
-            } else {
-                let p = x.rem_euclid(2 * n - 2);
-                if p < n { p } else { 2 * n - 2 - p }
-            }
-        }
-        4 => x.rem_euclid(n),
-        _ => return None,
     };
-    Some(m as usize)
 }
+
+map_index_fn!(
+    /// Maps position `x` (any integer) of an axis of length `n > 0` to the
+    /// input index whose value it takes under mode `mode` (a [`Boundary`]
+    /// raw value), or `None` when it takes zero. In-range positions map to
+    /// themselves. Unknown raw modes behave as [`Boundary::Zero`].
+    map_index, isize, usize
+);
+
+map_index_fn!(
+    /// [`map_index`] in 32-bit arithmetic, for axes shorter than 2³¹ (the
+    /// 2D kernels' image axes): `x` and `2n` must fit in an `i32`. On the
+    /// GPU 64-bit division is a long subroutine; 32-bit is a few
+    /// instructions and registers.
+    map_index32, i32, u32
+);
 
 #[cfg(test)]
 mod tests {

@@ -7,6 +7,7 @@
 //! | `conv2d_const_*` | constant memory (`CONV_MASK`, row-major `mh × mw`) | global memory, `mw · mh` loads per output |
 //! | `conv2d_tiled_*` | constant memory | a shared tile of `(blockDim.y + mh − 1) × (blockDim.x + mw − 1)` cells (the block's outputs plus the halo, ghost cells per mode), one barrier, one output per thread |
 //! | `conv2d_fast_*` | constant memory | a shared tile of [`FAST_Y`]` · blockDim.y` × [`FAST_X`]` · blockDim.x` outputs plus halo; each thread computes a [`FAST_Y`] × [`FAST_X`] block of outputs from registers, reading the tile four elements at a time |
+//! | `conv2d_strip3_*`, `conv2d_strip5_*`, `conv2d_strip7_*` | constant memory, as constant-bank operands | the fast kernel's register form for centred 3 × 3, 5 × 5 and 7 × 7 masks ([`fast_in_registers`]): no shared tile; each thread slides down a `FAST_X × STRIP_H` strip, one input row at a time (128-bit loads, the next row in flight), the mask fully unrolled |
 //! | `conv2d_rows_*` | global memory | as `conv2d_fast`, with a `1 × mw` mask (separable row pass) |
 //! | `conv2d_cols_*` | global memory | as `conv2d_fast`, with an `mh × 1` mask (separable column pass): threads run along x, so every load is coalesced |
 //!
@@ -33,6 +34,34 @@ pub const FAST_X: usize = 4;
 /// Outputs per thread along y in the fast kernel.
 pub const FAST_Y: usize = 4;
 
+/// Output rows per thread of the fast kernel's register form (see
+/// [`fast_in_registers`]): each thread computes a `FAST_X × STRIP_H`
+/// strip, a block a `FAST_X · bx × STRIP_H · by` tile.
+pub const STRIP_H: usize = 32;
+
+/// The largest mask side the register form handles.
+pub const STRIP_MAX_MASK: usize = 7;
+
+/// The most 4-wide chunks a row of the register form's window spans.
+pub const STRIP_CHUNKS: usize = 4;
+
+/// Chunks per window row of the register form for a centred mask of
+/// width `mw`: from the aligned column `a` (the window's start rounded
+/// down to a multiple of 4) through the last column an output reads.
+pub const fn strip_chunks(mw: usize) -> usize {
+    let s = (mw / 2).wrapping_neg() & (FAST_X - 1);
+    (s + mw - 1).div_ceil(FAST_X) + 1
+}
+
+/// True when `conv2d_fast` runs its register form for an `mw × mh` mask
+/// with `left` taps left of and above the centre: the centred 3 × 3,
+/// 5 × 5 and 7 × 7 masks (`left = size / 2`, as every odd correlation or
+/// convolution). It then needs no shared memory and each thread computes
+/// a `FAST_X × STRIP_H` strip; any other mask takes the shared-tile form.
+pub const fn fast_in_registers((mw, mh): (usize, usize), (lx, ly): (usize, usize)) -> bool {
+    mw == mh && (mw == 3 || mw == 5 || mw == 7) && lx == mw / 2 && ly == mh / 2
+}
+
 /// Shared-memory elements of `conv2d_tiled` for a `bx × by` block and an
 /// `mw × mh` mask: the block's outputs plus the halo,
 /// `(by + mh − 1) · (bx + mw − 1)`.
@@ -56,9 +85,9 @@ pub const fn fast_shared_elems(bx: usize, by: usize, mw: usize, mh: usize) -> us
 
 #[cfg(target_arch = "nvptx64")]
 mod kernels {
-    use super::{FAST_X, FAST_Y};
+    use super::{FAST_X, FAST_Y, STRIP_CHUNKS, STRIP_H, STRIP_MAX_MASK, strip_chunks};
     use crate::conv::CONV_MASK;
-    use crate::conv::boundary::map_index;
+    use crate::conv::boundary::{map_index, map_index32};
     use crate::conv::elem::ConvElem;
     use crate::dev::grid::GridStride;
     use crate::dev::index::{
@@ -66,6 +95,7 @@ mod kernels {
     };
     use crate::dev::shared::{Shared, dynamic};
     use crate::dev::sync::sync_threads;
+    use crate::dev::warp::{FULL_MASK, WARP_SIZE, ballot, lane_id, shfl_idx};
 
     /// Rows of global loads per thread the fast kernel keeps in flight
     /// before its shared stores (its `LR` parameter): more loads in flight
@@ -465,6 +495,299 @@ mod kernels {
         }
     }
 
+    /// Repeats a block for `i` = each listed literal below `n`, written
+    /// out copy by copy rather than as a loop: with `n` a compile-time
+    /// constant this is a fully unrolled loop whatever the optimiser's
+    /// unrolling thresholds, so arrays indexed by `i` stay in registers.
+    macro_rules! unroll {
+        ($i:ident in [$($k:literal),*] below $n:expr => $body:block) => {
+            $( { let $i: usize = $k; if $i < $n $body } )*
+        };
+        (const $i:ident in [$($k:literal),*] below $n:expr => $body:block) => {
+            $( { const $i: usize = $k; if $i < $n $body } )*
+        };
+    }
+
+    /// Tap `K` of `CONV_MASK` as type `T`: one `ld.const` with the byte
+    /// offset an immediate (`[CONV_MASK+off]`), which `ptxas` turns into a
+    /// constant-bank operand of the instruction that uses it.
+    macro_rules! mask_tap {
+        ($t:ty, $k:expr) => {{
+            if core::mem::size_of::<$t>() == 4 {
+                let v: f32;
+                // SAFETY: the tap lies inside CONV_MASK, which the host
+                // wrote (the caller's contract).
+                unsafe {
+                    core::arch::asm!("ld.const.f32 {v}, [CONV_MASK+{o}];", v = out(reg32) v, o = const ($k) * 4,
+                        options(pure, readonly, nostack, preserves_flags))
+                };
+                // SAFETY: T is f32 (same size; ConvElem is f32 or f64).
+                unsafe { core::mem::transmute_copy::<f32, $t>(&v) }
+            } else {
+                let v: f64;
+                // SAFETY: as above.
+                unsafe {
+                    core::arch::asm!("ld.const.f64 {v}, [CONV_MASK+{o}];", v = out(reg64) v, o = const ($k) * 8,
+                        options(pure, readonly, nostack, preserves_flags))
+                };
+                // SAFETY: T is f64.
+                unsafe { core::mem::transmute_copy::<f64, $t>(&v) }
+            }
+        }};
+    }
+
+    /// Where a thread of the register kernel reads its input rows: 4-wide
+    /// chunks of window rows, chunk 0 starting at column `a ≥ 0`, every
+    /// chunk inside the image's columns. Rows are mapped by the mode (rows
+    /// past the top or bottom edge of a strip near them).
+    trait Rows<T>: Copy {
+        /// Window row `r` (image row `y0 + r` through the mode's map):
+        /// element `a` of the image row it takes, or `None` for zeros.
+        fn row(self, r: usize) -> Option<*const T>;
+
+        /// Chunk `c` (columns `a + 4c … a + 4c + 3`) of a row from
+        /// [`Rows::row`].
+        ///
+        /// # Safety
+        /// `p` from `row`; chunk `c` within the loader's chunks.
+        unsafe fn chunk(self, p: *const T, c: usize) -> [T; FAST_X];
+    }
+
+    /// The rows of a strip: the image and the window's corner.
+    #[derive(Clone, Copy)]
+    struct Strip<T> {
+        /// Element `a` of image row 0, `a` the window's first column
+        /// (aligned to 4, inside the image).
+        base: *const T,
+        pitch: usize,
+        /// The window's first row (may be above the image) and the image's
+        /// height (both below 2³¹, as the host checks).
+        y0: i32,
+        height: i32,
+        mode: u32,
+    }
+
+    impl<T: ConvElem> Strip<T> {
+        #[inline(always)]
+        fn row(self, r: usize) -> Option<*const T> {
+            let j = map_index32(self.y0 + r as i32, self.height, self.mode)?;
+            // SAFETY: row j < height, column a < width.
+            Some(unsafe { self.base.add(j as usize * self.pitch) })
+        }
+    }
+
+    /// Rows 16-byte aligned: each chunk one vector load.
+    #[derive(Clone, Copy)]
+    struct Vector<T>(Strip<T>);
+
+    impl<T: ConvElem> Rows<T> for Vector<T> {
+        #[inline(always)]
+        fn row(self, r: usize) -> Option<*const T> {
+            self.0.row(r)
+        }
+        #[inline(always)]
+        unsafe fn chunk(self, p: *const T, c: usize) -> [T; FAST_X] {
+            // SAFETY: the chunk lies inside the row, 16-byte aligned.
+            unsafe { T::load4(p.add(FAST_X * c)) }
+        }
+    }
+
+    /// Rows not 16-byte aligned: four scalar loads per chunk.
+    #[derive(Clone, Copy)]
+    struct Scalar<T>(Strip<T>);
+
+    impl<T: ConvElem> Rows<T> for Scalar<T> {
+        #[inline(always)]
+        fn row(self, r: usize) -> Option<*const T> {
+            self.0.row(r)
+        }
+        #[inline(always)]
+        unsafe fn chunk(self, p: *const T, c: usize) -> [T; FAST_X] {
+            // SAFETY: the chunk lies inside the row.
+            unsafe { core::array::from_fn(|k| *p.add(FAST_X * c + k)) }
+        }
+    }
+
+    /// Chunks of one window row (at most [`STRIP_CHUNKS`] used).
+    type Row<T> = [[T; FAST_X]; STRIP_CHUNKS];
+
+    /// Loads the `chunks` chunks of window row `r` (zeros for a row the
+    /// mode maps to nothing).
+    ///
+    /// # Safety
+    /// As [`Rows::chunk`] for each.
+    #[inline(always)]
+    unsafe fn load_row<T: ConvElem, R: Rows<T>>(rows: R, r: usize, chunks: usize) -> Row<T> {
+        let mut v = [[T::ZERO; FAST_X]; STRIP_CHUNKS];
+        if let Some(p) = rows.row(r) {
+            unroll!(c in [0, 1, 2, 3] below chunks => {
+                // SAFETY: the caller's contract.
+                v[c] = unsafe { rows.chunk(p, c) };
+            });
+        }
+        v
+    }
+
+    /// One strip of the register kernel: `FAST_X` columns × [`STRIP_H`]
+    /// rows of outputs for a centred `MW × MH` mask, by a sliding window of
+    /// rows. The thread walks the strip's `STRIP_H + MH − 1` input rows
+    /// once, top to bottom, loading the next row while it computes the
+    /// current one. Accumulator slot `k` holds the output row `MH − 1 − k`
+    /// rows above the current input row; each input row adds its mask row
+    /// `j` to slot `MH − 1 − j` for every tap, all indices compile-time
+    /// (the taps are constant-bank operands of the multiply-adds). When
+    /// slot 0 is complete it is stored and the slots shift down. Window
+    /// column `e` of a row is element `e % 4` of chunk `e / 4`, counted
+    /// from `a = x − left_x − s`, `s < 4` the same for every thread.
+    #[inline(always)]
+    unsafe fn strip<T: ConvElem, R: Rows<T>, const MW: usize, const MH: usize>(
+        rows: R,
+        output: *mut T,
+        pitch: usize,
+        rows_out: usize,
+        columns_out: usize,
+        vector_store: bool,
+    ) {
+        let s = (MW / 2).wrapping_neg() & (FAST_X - 1);
+        let chunks = strip_chunks(MW);
+        let mut acc = [[T::ZERO; FAST_X]; STRIP_MAX_MASK];
+        let steps = STRIP_H + MH - 1;
+        // SAFETY: row 0 is part of the window.
+        let mut cur = unsafe { load_row(rows, 0, chunks) };
+        for ir in 0..steps {
+            let next = if ir + 1 < steps {
+                // SAFETY: row ir + 1 is part of the window.
+                unsafe { load_row(rows, ir + 1, chunks) }
+            } else {
+                cur
+            };
+            unroll!(const J in [0, 1, 2, 3, 4, 5, 6] below MH => {
+                unroll!(const I in [0, 1, 2, 3, 4, 5, 6] below MW => {
+                    let m: T = mask_tap!(T, J * MW + I);
+                    unroll!(q in [0, 1, 2, 3] below FAST_X => {
+                        let e = s + I + q;
+                        let slot = &mut acc[MH - 1 - J];
+                        slot[q] = T::fma(cur[e / FAST_X][e % FAST_X], m, slot[q]);
+                    });
+                });
+            });
+            if ir + 1 >= MH && ir + 1 - MH < rows_out {
+                // SAFETY: output row ir + 1 − MH of the strip lies inside
+                // the image; only its first columns_out (≤ 4) columns are
+                // stored; vector stores are 16-byte aligned when the caller
+                // allows them (x is a multiple of 4).
+                unsafe {
+                    let p = output.add((ir + 1 - MH) * pitch);
+                    if vector_store {
+                        T::store4(p, acc[0]);
+                    } else {
+                        for (q, &v) in acc[0].iter().enumerate() {
+                            if q < columns_out {
+                                *p.add(q) = v;
+                            }
+                        }
+                    }
+                }
+            }
+            unroll!(k in [0, 1, 2, 3, 4, 5] below MH - 1 => {
+                acc[k] = acc[k + 1];
+            });
+            acc[MH - 1] = [T::ZERO; FAST_X];
+            cur = next;
+        }
+    }
+
+    /// The register kernel for a centred `MW × MH` mask: thread `(tx, ty)`
+    /// of a block owns the strip of columns `x = FAST_X · tx …` and rows
+    /// `STRIP_H · ty …` of the block's tile. A warp's 32 threads cover 128
+    /// consecutive columns, so each chunk load is one coalesced 512-byte
+    /// `LDG.128`; the halo columns a thread reads are its neighbours' own
+    /// chunks and come from L1, the halo rows from L1/L2, so DRAM sees each
+    /// input about once. No shared tile, no barrier: every warp keeps its
+    /// next row's loads in flight while it computes.
+    ///
+    /// Strips whose window columns lie inside the image run [`strip`]
+    /// (rows past the top or bottom edge through the mode's map, a row at a
+    /// time). The few at the left and right edges would need the map per
+    /// element; rather than hold that code's registers in every thread, the
+    /// whole warp computes each such strip afterwards, two outputs per lane
+    /// from the plain sum.
+    #[inline(always)]
+    unsafe fn slide<T: ConvElem, M: Taps<T>, const MW: usize, const MH: usize>(img: Image<T>, output: *mut T, mask: M) {
+        let (bdx, bdy) = (block_dim_x() as usize, block_dim_y() as usize);
+        let (tx, ty) = (thread_idx_x() as usize, thread_idx_y() as usize);
+        let (tw, th) = (FAST_X * bdx, STRIP_H * bdy);
+        let (lx, ly) = (MW / 2, MH / 2);
+        let s = lx.wrapping_neg() & (FAST_X - 1);
+        let chunks = strip_chunks(MW);
+        let row_bytes = img.pitch * core::mem::size_of::<T>();
+        let aligned =
+            (img.p as usize).is_multiple_of(16) && (output as usize).is_multiple_of(16) && row_bytes.is_multiple_of(16);
+        let lane = lane_id();
+        let (tiles_x, tiles_y) = (img.width.div_ceil(tw), img.height.div_ceil(th));
+        for tyi in GridStride::new(block_idx_y() as usize, grid_dim_y() as usize, tiles_y) {
+            for txi in GridStride::new(block_idx_x() as usize, grid_dim_x() as usize, tiles_x) {
+                let (x, y) = (txi * tw + FAST_X * tx, tyi * th + STRIP_H * ty);
+                let active = x < img.width && y < img.height;
+                let a = x as isize - (lx + s) as isize;
+                let columns_inside = a >= 0 && a as usize + FAST_X * chunks <= img.width;
+                if active && columns_inside {
+                    let rows = Strip {
+                        // SAFETY: column a lies inside the image.
+                        base: unsafe { img.p.add(a as usize) },
+                        pitch: img.pitch,
+                        y0: y as i32 - ly as i32,
+                        height: img.height as i32,
+                        mode: img.mode,
+                    };
+                    // SAFETY: (x, y) lies inside the image.
+                    let out = unsafe { output.add(y * img.pitch + x) };
+                    let (rows_out, columns_out) = (img.height - y, img.width - x);
+                    // SAFETY: the window's columns lie inside the image; the
+                    // output strip is clipped to it; Vector only when rows
+                    // are 16-byte aligned.
+                    unsafe {
+                        if aligned {
+                            let full = columns_out >= FAST_X;
+                            strip::<T, _, MW, MH>(Vector(rows), out, img.pitch, rows_out, columns_out, full)
+                        } else {
+                            strip::<T, _, MW, MH>(Scalar(rows), out, img.pitch, rows_out, columns_out, false)
+                        }
+                    }
+                }
+                // SAFETY: every lane of the warp runs the same tile loop
+                // (blocks of whole warps, block-uniform loops).
+                let mut edges = unsafe { ballot(FULL_MASK, active && !columns_inside) };
+                while edges != 0 {
+                    let l = edges.trailing_zeros();
+                    edges &= edges - 1;
+                    // SAFETY: as above; the loop is warp-uniform.
+                    let (ex, ey) = unsafe { (shfl_idx(FULL_MASK, x as u32, l), shfl_idx(FULL_MASK, y as u32, l)) };
+                    let mut o = lane as usize;
+                    while o < FAST_X * STRIP_H {
+                        let (xx, yy) = (ex as usize + o % FAST_X, ey as usize + o / FAST_X);
+                        if xx < img.width && yy < img.height {
+                            let (sx, sy) = (xx as isize - lx as isize, yy as isize - ly as isize);
+                            let mut acc = T::ZERO;
+                            for j in 0..MH {
+                                for i in 0..MW {
+                                    // SAFETY: fetch maps any position.
+                                    let v = unsafe { img.fetch(sx + i as isize, sy + j as isize) };
+                                    // SAFETY: tap j · MW + i < MW · MH.
+                                    let m = unsafe { mask.at(j * MW + i) };
+                                    acc = T::fma(v, m, acc);
+                                }
+                            }
+                            // SAFETY: xx < width, yy < height.
+                            unsafe { *output.add(yy * img.pitch + xx) = acc };
+                        }
+                        o += WARP_SIZE as usize;
+                    }
+                }
+            }
+        }
+    }
+
     /// The fast 2D kernel: [`fast`] with [`LOAD_ROWS_FAST`].
     #[inline(always)]
     unsafe fn fast_tile<T: ConvElem, M: Taps<T>>(
@@ -552,6 +875,45 @@ mod kernels {
     fn cm<T>(_: GlobalTaps<T>) -> ConstTaps {
         ConstTaps
     }
+
+    macro_rules! strip_kernel {
+        ($name:ident, $t:ty, $m:literal) => {
+            /// The register form of the fast kernel for a centred
+            /// `N × N` mask (see the module documentation): same
+            /// parameters as the other 2D kernels; `mw`, `mh`, `left_x`,
+            /// `left_y` and `mask` are ignored (the mask is `CONV_MASK`).
+            ///
+            /// # Safety
+            /// As the other 2D kernels, and: `CONV_MASK` holds the
+            /// `N · N` taps; blocks are whole warps; `width` and `height`
+            /// below 2³¹; no dynamic shared memory needed.
+            #[unsafe(no_mangle)]
+            pub unsafe extern "ptx-kernel" fn $name(
+                input: *const $t,
+                output: *mut $t,
+                width: usize,
+                height: usize,
+                pitch: usize,
+                _mask: *const $t,
+                _mw: u32,
+                _mh: u32,
+                _left_x: u32,
+                _left_y: u32,
+                mode: u32,
+            ) {
+                let img = Image { p: input, width, height, pitch, mode };
+                // SAFETY: same contract.
+                unsafe { slide::<$t, _, $m, $m>(img, output, ConstTaps) }
+            }
+        };
+    }
+
+    strip_kernel!(conv2d_strip3_f32, f32, 3);
+    strip_kernel!(conv2d_strip5_f32, f32, 5);
+    strip_kernel!(conv2d_strip7_f32, f32, 7);
+    strip_kernel!(conv2d_strip3_f64, f64, 3);
+    strip_kernel!(conv2d_strip5_f64, f64, 5);
+    strip_kernel!(conv2d_strip7_f64, f64, 7);
 
     conv2d_kernel!(conv2d_basic_f32, f32, direct, gm);
     conv2d_kernel!(conv2d_const_f32, f32, direct, cm);

@@ -1,6 +1,6 @@
 //! The element types of the convolution kernels (`f32`, `f64`) and the
 //! operations the kernels need on them: fused multiply-add, shared and
-//! constant memory access, and 4-wide shared loads and global stores.
+//! constant memory access, and 4-wide shared loads and global loads and stores.
 
 use core::arch::asm;
 
@@ -28,6 +28,12 @@ pub trait ConvElem: Copy + SharedElem + ConstElem {
     /// # Safety
     /// `p` valid for four elements and 16-byte aligned.
     unsafe fn store4(p: *mut Self, v: [Self; 4]);
+
+    /// Loads four elements from global memory at `p`, 128 bits at a time.
+    ///
+    /// # Safety
+    /// `p` valid for four elements and 16-byte aligned.
+    unsafe fn load4(p: *const Self) -> [Self; 4];
 }
 
 impl ConvElem for f32 {
@@ -64,6 +70,17 @@ impl ConvElem for f32 {
             asm!("st.global.v4.f32 [{p}], {{{a}, {b}, {c}, {d}}};", p = in(reg64) p, a = in(reg32) v[0],
                  b = in(reg32) v[1], c = in(reg32) v[2], d = in(reg32) v[3], options(nostack, preserves_flags))
         };
+    }
+
+    #[inline(always)]
+    unsafe fn load4(p: *const f32) -> [f32; 4] {
+        let (a, b, c, d): (f32, f32, f32, f32);
+        // SAFETY: the caller guarantees a valid, aligned global address.
+        unsafe {
+            asm!("ld.global.v4.f32 {{{a}, {b}, {c}, {d}}}, [{p}];", a = out(reg32) a, b = out(reg32) b,
+                 c = out(reg32) c, d = out(reg32) d, p = in(reg64) p, options(readonly, nostack, preserves_flags))
+        };
+        [a, b, c, d]
     }
 }
 
@@ -103,5 +120,18 @@ impl ConvElem for f64 {
                  p = in(reg64) p, a = in(reg64) v[0], b = in(reg64) v[1], c = in(reg64) v[2], d = in(reg64) v[3],
                  options(nostack, preserves_flags))
         };
+    }
+
+    #[inline(always)]
+    unsafe fn load4(p: *const f64) -> [f64; 4] {
+        let (a, b, c, d): (f64, f64, f64, f64);
+        // SAFETY: the caller guarantees a valid, aligned global address
+        // (so both 16-byte halves are aligned).
+        unsafe {
+            asm!("ld.global.v2.f64 {{{a}, {b}}}, [{p}];", "ld.global.v2.f64 {{{c}, {d}}}, [{p}+16];",
+                 a = out(reg64) a, b = out(reg64) b, c = out(reg64) c, d = out(reg64) d, p = in(reg64) p,
+                 options(readonly, nostack, preserves_flags))
+        };
+        [a, b, c, d]
     }
 }

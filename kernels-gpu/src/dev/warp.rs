@@ -1,4 +1,4 @@
-//! Warps: the warp size, lane ids and register shuffles.
+//! Warps: the warp size, lane ids, register shuffles and votes.
 //!
 //! Shuffles are written as inline PTX (`shfl.sync.down` / `shfl.sync.bfly`)
 //! so each function maps to exactly one instruction; the host's SASS tests
@@ -127,6 +127,43 @@ mod device {
         // SAFETY: forwarded.
         let (lo, hi) = unsafe { (shfl_xor(mask, b as u32, lane_mask), shfl_xor(mask, (b >> 32) as u32, lane_mask)) };
         f64::from_bits(((hi as u64) << 32) | lo as u64)
+    }
+
+    /// `__shfl_sync(mask, v, src)`: the value of lane `src` (0..32).
+    ///
+    /// # Safety
+    /// Every lane named in `mask` must execute this same shuffle.
+    #[inline(always)]
+    pub unsafe fn shfl_idx(mask: u32, v: u32, src: u32) -> u32 {
+        let r: u32;
+        // SAFETY: register-only; the caller upholds the mask contract.
+        unsafe {
+            asm!(
+                "shfl.sync.idx.b32 {r}, {v}, {s}, 0x1f, {m};",
+                r = out(reg32) r, v = in(reg32) v, s = in(reg32) src, m = in(reg32) mask,
+                options(nomem, nostack, preserves_flags),
+            );
+        }
+        r
+    }
+
+    /// `__ballot_sync(mask, pred)`: bit `i` set when lane `i` (named in
+    /// `mask`) has `pred` true.
+    ///
+    /// # Safety
+    /// Every lane named in `mask` must execute this same vote.
+    #[inline(always)]
+    pub unsafe fn ballot(mask: u32, pred: bool) -> u32 {
+        let r: u32;
+        // SAFETY: register-only; the caller upholds the mask contract.
+        unsafe {
+            asm!(
+                "{{ .reg .pred p; setp.ne.u32 p, {v}, 0; vote.sync.ballot.b32 {r}, p, {m}; }}",
+                r = out(reg32) r, v = in(reg32) pred as u32, m = in(reg32) mask,
+                options(nomem, nostack, preserves_flags),
+            );
+        }
+        r
     }
 }
 
