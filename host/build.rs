@@ -11,6 +11,12 @@
 //!   RUSTFLAGS, wrappers and profile settings never reach the kernels.
 //!   `RUSTC_BOOTSTRAP=1` (needed for `-Zbuild-std` and the `abi_ptx` /
 //!   `asm_experimental_arch` features) is set for that child only.
+//! * Unrolling: `-Cllvm-args=-unroll-max-count=4`. LLVM otherwise unrolls
+//!   a loop whose trip count is known only at run time 8 times, with a
+//!   one-at-a-time remainder loop: a convolution's tap loop of width 3, 5
+//!   or 7 then runs entirely in the remainder, one dependent load at a
+//!   time. nvcc unrolls such loops 4 times; so do the kernels here (fully
+//!   unrolled loops of known length are not affected).
 //! * Launch bounds: for sm ≥ `coalesce_kernels::LAUNCH_BOUNDS_MIN_SM`,
 //!   every kernel listed in `coalesce_kernels::LAUNCH_BOUNDS` gets
 //!   `.maxntid T, 1, 1` and `.minnctapersm B` between its parameter list
