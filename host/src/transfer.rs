@@ -42,7 +42,7 @@ use std::ptr::NonNull;
 use bytemuck::Pod;
 use cust::event::{Event, EventFlags};
 use cust::memory::DeviceCopy;
-use cust::stream::{Stream, StreamFlags};
+use cust::stream::{Stream, StreamFlags, StreamWaitEventFlags};
 use cust::sys::CUstream;
 
 use coalesce_kernels::transfer::scale_add_step;
@@ -224,7 +224,11 @@ impl<T: Pod> PinnedBuffer<T> {
     }
 
     fn same_context(&self, gpu: &Gpu, op: &'static str) -> Result<()> {
-        if self.len == 0 || self.gpu.raw_context() == gpu.raw_context() { Ok(()) } else { Err(Error::ForeignBuffer { op }) }
+        if self.len == 0 || self.gpu.raw_context() == gpu.raw_context() {
+            Ok(())
+        } else {
+            Err(Error::ForeignBuffer { op })
+        }
     }
 }
 
@@ -558,6 +562,21 @@ impl TransferStream {
         Ok(TimingEvent { event, gpu: self.gpu.clone() })
     }
 
+    /// Makes the work queued on this stream from now on wait until `other`
+    /// has finished everything queued on it so far (an event recorded on
+    /// `other` and waited for here; the host does not wait).
+    pub fn wait_for(&self, other: &TransferStream) -> Result<()> {
+        self.gpu.bind()?;
+        let gate = Event::new(EventFlags::DISABLE_TIMING).map_err(|e| driver::from_cust("cuEventCreate", e))?;
+        gate.record(&other.stream).map_err(|e| driver::from_cust("cuEventRecord", e))?;
+        // The event is destroyed after the call; the driver releases it once
+        // the wait is satisfied.
+        self.stream
+            .wait_event(gate, StreamWaitEventFlags::DEFAULT)
+            .map_err(|e| driver::from_cust("cuStreamWaitEvent", e))?;
+        Ok(())
+    }
+
     /// Queues a host-to-device copy of `src` into `dst` (same length) on
     /// the stream and returns at once. Asynchronous only when `src` is
     /// page-locked ([`PinnedBuffer`]); pageable memory is staged first.
@@ -682,7 +701,7 @@ impl Stage {
 }
 
 /// When one stage of one chunk ran, in milliseconds after the pipeline's
-/// first event.
+/// first event (recorded before any chunk; every stream waits for it).
 ///
 /// A span runs from the event recorded before the operation to the event
 /// recorded after it on the same stream: from when the stream *reached*
@@ -710,7 +729,7 @@ pub struct PipelineRun {
     pub chunks: usize,
     /// Streams used.
     pub streams: usize,
-    /// From the first event to the last, ms.
+    /// From the first event (time zero, before any chunk) to the last, ms.
     pub total_ms: f64,
     /// Three spans per chunk, in chunk order.
     pub spans: Vec<StageSpan>,
@@ -761,7 +780,8 @@ impl Gpu {
         op: ScaleAdd,
     ) -> Result<PipelineRun> {
         let n = input.len();
-        for (op, len) in [("pipeline (output)", output.len()), ("pipeline (d_in)", d_in.len()), ("pipeline (d_out)", d_out.len())]
+        for (op, len) in
+            [("pipeline (output)", output.len()), ("pipeline (d_in)", d_in.len()), ("pipeline (d_out)", d_out.len())]
         {
             if len != n {
                 return Err(Error::LengthMismatch { op, expected: n, got: len });
@@ -791,9 +811,9 @@ impl Gpu {
         let queued = self.queue_pipeline(streams, input, output, d_in, d_out, chunks, op);
         let synced = streams.iter().try_for_each(TransferStream::synchronize);
         drop(guard);
-        let events = queued?;
+        let (first, events) = queued?;
         synced?;
-        let first = &events[0][0];
+        let first = &first;
         let mut spans = Vec::with_capacity(3 * chunks);
         let mut total = 0f64;
         for (c, ev) in events.iter().enumerate() {
@@ -818,8 +838,14 @@ impl Gpu {
         d_out: &mut DeviceBuffer<u32>,
         chunks: usize,
         op: ScaleAdd,
-    ) -> Result<Vec<[TimingEvent; 4]>> {
+    ) -> Result<(TimingEvent, Vec<[TimingEvent; 4]>)> {
         let n = input.len();
+        // Time zero: the other streams start after it, so no event of the
+        // run can precede it.
+        let zero = streams[0].record()?;
+        for s in &streams[1..] {
+            s.wait_for(&streams[0])?;
+        }
         let mut events = Vec::with_capacity(chunks);
         for c in 0..chunks {
             let s = &streams[c % streams.len()];
@@ -838,7 +864,7 @@ impl Gpu {
             let e3 = s.record()?;
             events.push([e0, e1, e2, e3]);
         }
-        Ok(events)
+        Ok((zero, events))
     }
 }
 
