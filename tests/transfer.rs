@@ -162,7 +162,7 @@ fn round_trips<T: coalesce::DeviceCopy + bytemuck::Pod + PartialEq + Send + Sync
     assert!(n == 0 || mapped.device_ptr().0 != 0, "{ctx}: mapped memory has no device address");
     let mut dev = poisoned_device::<T>(gpu, n);
     let plan = gpu.zero_copy_to_device(&mapped, &mut dev.view_mut(off..off + n).unwrap()).unwrap();
-    assert_eq!(plan.bytes, n * std::mem::size_of::<T>(), "{ctx}");
+    assert_eq!(plan.bytes, std::mem::size_of_val(host), "{ctx}");
     check_padded(&dev.to_vec().unwrap(), host, off, &format!("{ctx}: mapped HtoD (zero_copy_read), plan {plan:?}"));
     let mut out = gpu.mapped_from_slice(&poison_t()).unwrap();
     let plan = gpu.zero_copy_from_device(&dev.view(off..off + n).unwrap(), &mut out).unwrap();
