@@ -508,3 +508,55 @@ pub(crate) fn occupancy_max_potential_block_size(
     })?;
     Ok((grid.max(0) as u32, block.max(0) as u32))
 }
+
+// Page-locked and mapped host memory (`transfer.rs`).
+
+#[link(name = "cuda")]
+unsafe extern "C" {
+    fn cuMemHostAlloc(pp: *mut *mut c_void, bytes: usize, flags: c_uint) -> CuResult;
+    fn cuMemFreeHost(p: *mut c_void) -> CuResult;
+    fn cuMemHostGetDevicePointer_v2(dptr: *mut CUdeviceptr, p: *mut c_void, flags: c_uint) -> CuResult;
+}
+
+/// `CU_MEMHOSTALLOC_PORTABLE`: page-locked for every context, not only the
+/// allocating one.
+pub(crate) const MEMHOSTALLOC_PORTABLE: c_uint = 0x01;
+/// `CU_MEMHOSTALLOC_DEVICEMAP`: mapped into the device's address space
+/// (zero-copy); its device address comes from `cuMemHostGetDevicePointer`.
+pub(crate) const MEMHOSTALLOC_DEVICEMAP: c_uint = 0x02;
+/// `CU_MEMHOSTALLOC_WRITECOMBINED`: write-combined (fast for the host to
+/// write and the device to read, very slow for the host to read).
+pub(crate) const MEMHOSTALLOC_WRITECOMBINED: c_uint = 0x04;
+
+/// Allocates `bytes` (> 0) of page-locked host memory with `flags` in the
+/// current context.
+pub(crate) fn mem_host_alloc(bytes: usize, flags: c_uint) -> Result<*mut c_void, DriverError> {
+    let mut p: *mut c_void = std::ptr::null_mut();
+    // SAFETY: writes one pointer; the context is current.
+    check("cuMemHostAlloc", unsafe { cuMemHostAlloc(&mut p, bytes, flags) })?;
+    if p.is_null() {
+        return Err(error("cuMemHostAlloc", 2));
+    }
+    Ok(p)
+}
+
+/// Frees page-locked host memory.
+///
+/// # Safety
+/// `p` must come from [`mem_host_alloc`], be freed once and not be used
+/// afterwards (by the host or by queued device work).
+pub(crate) unsafe fn mem_free_host(p: *mut c_void) -> Result<(), DriverError> {
+    // SAFETY: forwarded to the caller's contract.
+    check("cuMemFreeHost", unsafe { cuMemFreeHost(p) })
+}
+
+/// The device address of mapped page-locked host memory at `p`.
+///
+/// # Safety
+/// `p` must lie in an allocation made with [`MEMHOSTALLOC_DEVICEMAP`].
+pub(crate) unsafe fn mem_host_device_pointer(p: *mut c_void) -> Result<CUdeviceptr, DriverError> {
+    let mut d: CUdeviceptr = 0;
+    // SAFETY: writes one address; flags must be 0.
+    check("cuMemHostGetDevicePointer", unsafe { cuMemHostGetDevicePointer_v2(&mut d, p, 0) })?;
+    Ok(d)
+}

@@ -189,6 +189,22 @@ impl Gpu {
         unsafe { self.inner.module.launch(self, name, cfg, args) }
     }
 
+    /// [`Gpu::launch`] on `stream`, a stream created in this handle's
+    /// context (see [`crate::transfer::TransferStream`]).
+    ///
+    /// # Safety
+    /// As [`Gpu::launch`].
+    pub(crate) unsafe fn launch_on(
+        &self,
+        stream: CUstream,
+        name: &'static str,
+        cfg: &LaunchConfig,
+        args: &[&dyn KernelArg],
+    ) -> Result<()> {
+        // SAFETY: forwarded to the caller's contract.
+        unsafe { self.inner.module.launch_on(self, stream, name, cfg, args) }
+    }
+
     /// Writes `values` into the module's constant-memory array `name` (the
     /// Rust form of `cudaMemcpyToSymbol`). The symbol's size must equal the
     /// values' size exactly; a mismatch or a missing symbol is an error,

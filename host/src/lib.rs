@@ -19,6 +19,10 @@
 //! * [`query`], [`occupancy`], [`divergence`], [`reduce`]: the execution
 //!   model lesson: device query and Little's law, the occupancy calculator,
 //!   warp divergence, and sums of `i32`/`f32`/`f64`.
+//! * [`transfer`]: host <-> device transfers: [`PinnedBuffer`] (page-locked),
+//!   [`MappedBuffer`] (zero-copy), synchronous and stream-ordered copies,
+//!   [`TransferStream`]s and [`TimingEvent`]s, and the copy/compute overlap
+//!   pipeline ([`Gpu::pipeline`]).
 //! * [`reference`]: rayon CPU references the kernels are verified against.
 //! * [`inspect`]: `ptxas` resource reports and SASS, for checking what the
 //!   compiler really emitted.
@@ -45,6 +49,7 @@ pub mod ptx;
 pub mod query;
 pub mod reduce;
 pub mod reference;
+pub mod transfer;
 
 pub use copy::{CopyPlan, CopyPolicy, CopyVariant, Width};
 pub use cust::memory::DeviceCopy;
@@ -58,6 +63,9 @@ pub use module::PtxModule;
 pub use occupancy::{Occupancy, Suggestion};
 pub use pitched::{PitchedBuffer, Rect};
 pub use reduce::{ReduceElem, ReducePlan, ReducePolicy, ReduceVariant};
+pub use transfer::{
+    HostAllocFlags, MappedBuffer, PinnedBuffer, PipelineRun, ScaleAdd, Stage, StageSpan, TimingEvent, TransferStream,
+};
 
 /// The device crate (kernels' shared constants and index arithmetic).
 pub use coalesce_kernels as kernels;

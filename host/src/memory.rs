@@ -26,7 +26,7 @@ pub struct DeviceBuffer<T: DeviceCopy> {
     gpu: Gpu,
 }
 
-fn byte_size<T>(op: &'static str, count: usize) -> Result<usize> {
+pub(crate) fn byte_size<T>(op: &'static str, count: usize) -> Result<usize> {
     count.checked_mul(std::mem::size_of::<T>()).filter(|&b| b <= isize::MAX as usize).ok_or(Error::SizeOverflow {
         op,
         count,

@@ -127,6 +127,22 @@ impl ModuleState {
         cfg: &LaunchConfig,
         args: &[&dyn KernelArg],
     ) -> Result<()> {
+        // SAFETY: forwarded to the caller's contract.
+        unsafe { self.launch_on(gpu, gpu.raw_stream(), name, cfg, args) }
+    }
+
+    /// [`ModuleState::launch`] on `stream`, a stream of `gpu`'s context.
+    ///
+    /// # Safety
+    /// As [`Gpu::launch`].
+    pub(crate) unsafe fn launch_on(
+        &self,
+        gpu: &Gpu,
+        stream: cust::sys::CUstream,
+        name: &'static str,
+        cfg: &LaunchConfig,
+        args: &[&dyn KernelArg],
+    ) -> Result<()> {
         let info = self.kernel_info(gpu, name)?;
         let expected = self.params.get(name).ok_or(Error::UnknownKernel(name))?;
         if args.len() != expected.len() || args.iter().zip(expected).any(|(a, &e)| a.arg_size() != e) {
@@ -169,13 +185,13 @@ impl ModuleState {
                 [cfg.grid.x, cfg.grid.y, cfg.grid.z],
                 [cfg.block.x, cfg.block.y, cfg.block.z],
                 cfg.shared_mem_bytes,
-                gpu.raw_stream(),
+                stream,
                 &mut raw,
             )
         }
         .map_err(kernel_error)?;
         if gpu.inner.sync_launches.load(Ordering::Relaxed) {
-            driver::stream_synchronize(gpu.raw_stream()).map_err(kernel_error)?;
+            driver::stream_synchronize(stream).map_err(kernel_error)?;
         }
         Ok(())
     }

@@ -37,7 +37,7 @@ pub const ITEMS: usize = 8;
 pub const LESSON_ITEMS: usize = 1;
 
 #[cfg(target_arch = "nvptx64")]
-mod kernels {
+pub(crate) mod kernels {
     use super::{ITEMS, LESSON_ITEMS};
     use crate::dev::grid::{GridStride, grid_stride};
     use crate::dev::index::{block_dim_x, block_idx_x, global_id_x, grid_dim_x, thread_idx_x};
@@ -102,7 +102,7 @@ mod kernels {
     /// # Safety
     /// `d_in`, `d_out` 4-byte aligned, valid for `n` words, not overlapping.
     #[inline(always)]
-    unsafe fn copy_words<V: VecAccess, const I: usize>(d_in: *const u32, d_out: *mut u32, n: usize) {
+    pub(crate) unsafe fn copy_words<V: VecAccess, const I: usize>(d_in: *const u32, d_out: *mut u32, n: usize) {
         let Some(s) = split(d_in as usize, d_out as usize, n, V::WORDS) else {
             // SAFETY: same contract; word accesses need only 4-byte alignment.
             return unsafe { tiles::<u32, I>(d_in, d_out, n) };

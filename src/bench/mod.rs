@@ -22,6 +22,7 @@ pub mod harness;
 pub mod matrix;
 pub mod reduce;
 pub mod report;
+pub mod transfer;
 pub mod twin;
 
 /// A benchmark suite's name and one-line description (for `bench list`).
@@ -34,7 +35,7 @@ pub struct SuiteInfo {
 }
 
 /// Every suite, in the order `bench list` shows them.
-pub const SUITES: &[SuiteInfo] = &[copy::SUITE, conv::SUITE, matrix::SUITE, reduce::SUITE];
+pub const SUITES: &[SuiteInfo] = &[copy::SUITE, conv::SUITE, matrix::SUITE, reduce::SUITE, transfer::SUITE];
 
 /// Why a benchmark run stopped.
 #[derive(Debug)]
