@@ -19,6 +19,9 @@
 //! * [`query`], [`occupancy`], [`divergence`], [`reduce`]: the execution
 //!   model lesson: device query and Little's law, the occupancy calculator,
 //!   warp divergence, and sums of `i32`/`f32`/`f64`.
+//! * [`access`], [`alignment`], [`local`]: lesson 004's access patterns
+//!   (offsets and strides), 12- vs 16-byte points vs structures of arrays,
+//!   and a per-thread array in local memory vs registers.
 //! * [`reference`]: rayon CPU references the kernels are verified against.
 //! * [`inspect`]: `ptxas` resource reports and SASS, for checking what the
 //!   compiler really emitted.
@@ -27,6 +30,8 @@
 //! without an `unsafe` block at the call site: bad lengths, ranges, launch
 //! shapes and symbol sizes are [`Error`]s.
 
+pub mod access;
+pub mod alignment;
 pub mod conv;
 pub mod copy;
 pub mod device;
@@ -36,6 +41,7 @@ pub mod error;
 mod gpu;
 pub mod inspect;
 pub mod launch;
+pub mod local;
 pub mod matrix;
 mod memory;
 mod module;
@@ -58,6 +64,9 @@ pub use module::PtxModule;
 pub use occupancy::{Occupancy, Suggestion};
 pub use pitched::{PitchedBuffer, Rect};
 pub use reduce::{ReduceElem, ReducePlan, ReducePolicy, ReduceVariant};
+pub use access::Pattern;
+pub use alignment::{Point12, Point16, PointLayout, Transform};
+pub use local::HistogramVariant;
 
 /// The device crate (kernels' shared constants and index arithmetic).
 pub use coalesce_kernels as kernels;
