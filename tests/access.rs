@@ -100,7 +100,8 @@ fn pattern_errors_come_before_any_launch() {
     let src = gpu.upload(&[1f32; 64]).unwrap();
     let mut dst = gpu.alloc_zeroed::<f32>(64).unwrap();
     dst.fill_bytes(POISON).unwrap();
-    let run = |p, n, dst: &mut coalesce::DeviceBuffer<f32>| gpu.access_pattern(p, &src.as_view(), &mut dst.as_view_mut(), n);
+    let run =
+        |p, n, dst: &mut coalesce::DeviceBuffer<f32>| gpu.access_pattern(p, &src.as_view(), &mut dst.as_view_mut(), n);
     let e = run(Pattern::ReadStride(0), 4, &mut dst).unwrap_err();
     assert!(matches!(e, Error::InvalidArgument { op: "read_stride", .. }), "{e}");
     // 33 + 32 > 64 source elements; 3 · 31 + 1 > 64 destination elements.

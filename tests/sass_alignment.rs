@@ -95,7 +95,12 @@ fn run_time_indexed_array_lives_in_local_memory() {
             r.stack_frame,
             4 * BINS
         );
-        assert_eq!((r.spill_stores, r.spill_loads), (0, 0), "sm_{} {dynamic}: the frame is the array, not spills", c.arch);
+        assert_eq!(
+            (r.spill_stores, r.spill_loads),
+            (0, 0),
+            "sm_{} {dynamic}: the frame is the array, not spills",
+            c.arch
+        );
         let (ldl, stl) = local_ops(dynamic);
         assert!(ldl >= 1 && stl >= 1, "sm_{} {dynamic}: {ldl} LDL, {stl} STL", c.arch);
 

@@ -156,16 +156,16 @@ pub fn reference(pattern: Pattern, src: &[f32], dst: &mut [f32], n: usize) -> Re
     holds(OP, dst.len(), need_dst)?;
     const CHUNK: usize = 1 << 16;
     match pattern {
-        Pattern::ReadOffset(o) => dst[..n].par_chunks_mut(CHUNK).zip(src[o..o + n].par_chunks(CHUNK)).for_each(
-            |(d, s)| {
+        Pattern::ReadOffset(o) => {
+            dst[..n].par_chunks_mut(CHUNK).zip(src[o..o + n].par_chunks(CHUNK)).for_each(|(d, s)| {
                 d.copy_from_slice(s);
-            },
-        ),
-        Pattern::WriteOffset(o) => dst[o..o + n].par_chunks_mut(CHUNK).zip(src[..n].par_chunks(CHUNK)).for_each(
-            |(d, s)| {
+            })
+        }
+        Pattern::WriteOffset(o) => {
+            dst[o..o + n].par_chunks_mut(CHUNK).zip(src[..n].par_chunks(CHUNK)).for_each(|(d, s)| {
                 d.copy_from_slice(s);
-            },
-        ),
+            })
+        }
         Pattern::ReadStride(s) => dst[..n].par_iter_mut().enumerate().for_each(|(i, d)| *d = src[i * s]),
         Pattern::WriteStride(s) => {
             // Each chunk of `s` elements starts with one written element.

@@ -191,11 +191,7 @@ impl Gpu {
         let [xo, yo, zo] = dst.map(|d| d.device_ptr());
         // The three outputs are distinct mutable borrows: no two overlap,
         // and none overlaps an input.
-        self.points_launch(
-            k,
-            n,
-            &[&xo, &yo, &zo, &xi, &yi, &zi, &n, &t.scale, &t.shift[0], &t.shift[1], &t.shift[2]],
-        )
+        self.points_launch(k, n, &[&xo, &yo, &zo, &xi, &yi, &zi, &n, &t.scale, &t.shift[0], &t.shift[1], &t.shift[2]])
     }
 }
 
@@ -254,7 +250,12 @@ mod tests {
         );
         assert_eq!(
             [offset_of!(Point16, x), offset_of!(Point16, y), offset_of!(Point16, z), offset_of!(Point16, pad)],
-            [offset_of!(k::Point16, x), offset_of!(k::Point16, y), offset_of!(k::Point16, z), offset_of!(k::Point16, pad)]
+            [
+                offset_of!(k::Point16, x),
+                offset_of!(k::Point16, y),
+                offset_of!(k::Point16, z),
+                offset_of!(k::Point16, pad)
+            ]
         );
         for l in PointLayout::ALL {
             let want = if l == PointLayout::Aos16 { 16 } else { 12 };

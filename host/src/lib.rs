@@ -52,21 +52,21 @@ pub mod query;
 pub mod reduce;
 pub mod reference;
 
+pub use access::Pattern;
+pub use alignment::{Point12, Point16, PointLayout, Transform};
 pub use copy::{CopyPlan, CopyPolicy, CopyVariant, Width};
 pub use cust::memory::DeviceCopy;
 pub use device::{DeviceInfo, DeviceLimits};
 pub use error::{DriverError, Error, Result};
 pub use gpu::{Gpu, SYNC_LAUNCHES_ENV};
 pub use launch::{Axis, DevicePtr, Dim3, KernelArg, KernelLimits, LaunchConfig, LaunchLimit, LimitViolation};
+pub use local::HistogramVariant;
 pub use matrix::{BlockShape, MatrixLayout, SumVariant};
 pub use memory::{DeviceBuffer, DeviceView, DeviceViewMut};
 pub use module::PtxModule;
 pub use occupancy::{Occupancy, Suggestion};
 pub use pitched::{PitchedBuffer, Rect};
 pub use reduce::{ReduceElem, ReducePlan, ReducePolicy, ReduceVariant};
-pub use access::Pattern;
-pub use alignment::{Point12, Point16, PointLayout, Transform};
-pub use local::HistogramVariant;
 
 /// The device crate (kernels' shared constants and index arithmetic).
 pub use coalesce_kernels as kernels;

@@ -58,7 +58,12 @@ mod kernels {
     /// `data` valid for `n` words; `counts` for `BINS · gridDim.x ·
     /// blockDim.x` words, overlapping nothing.
     #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn local_histogram_dynamic(counts: *mut u32, data: *const u32, n: usize, shift: u32) {
+    pub unsafe extern "ptx-kernel" fn local_histogram_dynamic(
+        counts: *mut u32,
+        data: *const u32,
+        n: usize,
+        shift: u32,
+    ) {
         let mut hist = [0u32; BINS];
         for i in grid_stride(n) {
             // SAFETY: i < n.
