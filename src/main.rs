@@ -69,7 +69,7 @@ enum BenchCommand {
     Conv(Box<ConvArgs>),
     /// Access patterns: misaligned and strided f32 reads and writes, 2D
     /// widths linear vs pitched.
-    Access(AccessArgs),
+    Access(Box<AccessArgs>),
     /// Size and alignment: 12-byte points vs 16-byte aligned points vs a
     /// structure of arrays.
     Alignment(AlignmentArgs),
