@@ -31,7 +31,7 @@ use serde::Serialize;
 
 use super::copy::DeviceSummary;
 use super::harness::{self, DtodReference, Settings, Stats};
-use super::matrix::input_value;
+use super::matrix::{Timing, input_value};
 use super::report::{self, Series, Table, human_bytes};
 use super::{BenchError, BenchResult, SuiteInfo};
 use crate::access::Pattern;
@@ -49,7 +49,8 @@ pub const POISON: u8 = 0xA5;
 
 /// Units of every figure.
 pub const UNITS_NOTE: &str = "GB = 1e9 bytes; effective bandwidth = useful bytes (elements read + written, 4 bytes each) \
-                              / time; times in ms per launch; % of DtoD = effective GB/s / cuMemcpyDtoD GB/s";
+                              / time; times in ms per launch; % of DtoD (pct_of_floor in the JSON) = effective GB/s / \
+                              cuMemcpyDtoD GB/s";
 
 /// Salts of the source values (offset/stride source, write-side source).
 const SALT_WIDE: u64 = 0xACCE55;
@@ -147,14 +148,8 @@ pub struct PatternResult {
     pub n: usize,
     /// Useful bytes per launch (8 · n: read + written).
     pub useful_bytes: u64,
-    /// Median time per launch, ms.
-    pub ms: f64,
-    /// Effective bandwidth, GB/s.
-    pub gbps: f64,
-    /// Effective bandwidth / DtoD bandwidth, percent.
-    pub pct_of_dtod: f64,
-    /// Per-launch statistics.
-    pub stats: Stats,
+    /// Time, effective GB/s, and % of DtoD (`pct_of_floor`).
+    pub timing: Timing,
 }
 
 /// One 2D measurement.
@@ -174,14 +169,8 @@ pub struct TwoDResult {
     pub row_alignment: usize,
     /// Useful bytes per launch (3 · width · rows · 4).
     pub useful_bytes: u64,
-    /// Median time per launch, ms.
-    pub ms: f64,
-    /// Effective bandwidth, GB/s.
-    pub gbps: f64,
-    /// Effective bandwidth / DtoD bandwidth, percent.
-    pub pct_of_dtod: f64,
-    /// Per-launch statistics.
-    pub stats: Stats,
+    /// Time, effective GB/s, and % of DtoD (`pct_of_floor`).
+    pub timing: Timing,
 }
 
 /// Everything the suite measured; written as `access.json`.
@@ -207,8 +196,9 @@ pub struct AccessReport {
     pub two_d_block: [u32; 2],
 }
 
-fn pct(v: f64) -> String {
-    format!("{v:.1}%")
+/// ms, GB/s, % of DtoD.
+fn timing_cells(t: &Timing) -> [String; 3] {
+    [format!("{:.3}", t.ms), format!("{:.1}", t.gbps), format!("{:.1}%", t.pct_of_floor)]
 }
 
 /// The kernels among `results`, read side first.
@@ -235,7 +225,7 @@ fn sweep_table(what: &str, results: &[PatternResult]) -> Table {
         let mut row = vec![p.to_string(), first.map_or("-".into(), |r| r.n.to_string())];
         for k in &kernels {
             match results.iter().find(|r| r.param == p && r.kernel == *k) {
-                Some(r) => row.extend([format!("{:.3}", r.ms), format!("{:.1}", r.gbps), pct(r.pct_of_dtod)]),
+                Some(r) => row.extend(timing_cells(&r.timing)),
                 None => row.extend(["-".to_string(), "-".to_string(), "-".to_string()]),
             }
         }
@@ -250,7 +240,7 @@ fn sweep_series(results: &[PatternResult]) -> Vec<Series> {
         .into_iter()
         .map(|k| Series {
             name: k.to_string(),
-            points: results.iter().filter(|r| r.kernel == k).map(|r| (r.param as f64, r.gbps)).collect(),
+            points: results.iter().filter(|r| r.kernel == k).map(|r| (r.param as f64, r.timing.gbps)).collect(),
         })
         .collect()
 }
@@ -271,16 +261,15 @@ impl AccessReport {
         let mut t =
             Table::new(["width", "rows", "layout", "row stride (B)", "row alignment (B)", "ms", "GB/s", "% of DtoD"]);
         for r in &self.two_d {
-            t.row([
+            let mut row = vec![
                 r.width.to_string(),
                 r.rows.to_string(),
                 r.layout.to_string(),
                 r.row_stride_bytes.to_string(),
                 r.row_alignment.to_string(),
-                format!("{:.3}", r.ms),
-                format!("{:.1}", r.gbps),
-                pct(r.pct_of_dtod),
-            ]);
+            ];
+            row.extend(timing_cells(&r.timing));
+            t.row(row);
         }
         t.align(2, report::Align::Left);
         t
@@ -458,17 +447,12 @@ fn measure_pattern(
         Pattern::WriteStride(s) => verify(&what, host, |j| if j % s == 0 && j / s < n { v(j / s) } else { poison() })?,
     }
     let useful = 8 * n as u64;
-    let ms = stats.median_ms;
-    let gbps = harness::gbps(useful as f64, ms);
     Ok(PatternResult {
         kernel: pattern.kernel(),
         param: pattern.param(),
         n,
         useful_bytes: useful,
-        ms,
-        gbps,
-        pct_of_dtod: 100.0 * gbps / dtod.gbps,
-        stats,
+        timing: Timing::new(stats, useful as f64, dtod),
     })
 }
 
@@ -541,20 +525,14 @@ fn measure_two_d(gpu: &Gpu, opts: &AccessOptions, dtod: &DtodReference) -> Bench
         reference_add(&a, &b, &mut want)?;
         let mut got = vec![0f32; n];
         let useful = 12 * n as u64;
-        let result = |layout, row_stride_bytes: usize, stats: Stats| {
-            let gbps = harness::gbps(useful as f64, stats.median_ms);
-            TwoDResult {
-                width,
-                rows,
-                layout,
-                row_stride_bytes,
-                row_alignment: 1usize << row_stride_bytes.trailing_zeros().min(12),
-                useful_bytes: useful,
-                ms: stats.median_ms,
-                gbps,
-                pct_of_dtod: 100.0 * gbps / dtod.gbps,
-                stats,
-            }
+        let result = |layout, row_stride_bytes: usize, stats: Stats| TwoDResult {
+            width,
+            rows,
+            layout,
+            row_stride_bytes,
+            row_alignment: 1usize << row_stride_bytes.trailing_zeros().min(12),
+            useful_bytes: useful,
+            timing: Timing::new(stats, useful as f64, dtod),
         };
         {
             let (da, db) = (gpu.upload(&a)?, gpu.upload(&b)?);
@@ -594,16 +572,10 @@ mod tests {
     }
 
     fn result(kernel: &'static str, param: usize, gbps: f64) -> PatternResult {
-        PatternResult {
-            kernel,
-            param,
-            n: 1 << 20,
-            useful_bytes: 8 << 20,
-            ms: 1.0,
-            gbps,
-            pct_of_dtod: gbps / 30.0,
-            stats: stats(1.0),
-        }
+        let dtod = DtodReference { bytes: 1 << 30, gbps: 3000.0, stats: stats(1.0) };
+        // gbps GB/s for 8 MB: 8e6 / (gbps · 1e9) s.
+        let timing = Timing::new(stats(8e6 / gbps / 1e6), 8e6, &dtod);
+        PatternResult { kernel, param, n: 1 << 20, useful_bytes: 8_000_000, timing }
     }
 
     #[test]
@@ -642,7 +614,8 @@ mod tests {
         assert!(lines[3].contains("2400.0") && lines[3].trim_end().ends_with('-'), "{t}");
         let s = sweep_series(&r);
         assert_eq!(s.len(), 2);
-        assert_eq!(s[0].points, vec![(0.0, 2800.0), (1.0, 2400.0)]);
+        let near = |a: (f64, f64), b: (f64, f64)| a.0 == b.0 && (a.1 - b.1).abs() < 1e-6;
+        assert!(near(s[0].points[0], (0.0, 2800.0)) && near(s[0].points[1], (1.0, 2400.0)), "{:?}", s[0].points);
     }
 
     #[test]

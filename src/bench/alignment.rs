@@ -19,7 +19,7 @@ use serde::Serialize;
 
 use super::copy::DeviceSummary;
 use super::harness::{self, DtodReference, Settings, Stats};
-use super::matrix::input_value;
+use super::matrix::{Timing, input_value};
 use super::report::{self, Table, human_bytes};
 use super::{BenchError, BenchResult, SuiteInfo};
 use crate::alignment::{reference_aos12, reference_aos16, reference_soa};
@@ -78,16 +78,11 @@ pub struct LayoutResult {
     pub useful_bytes: u64,
     /// Bytes the kernel moves per launch.
     pub moved_bytes: u64,
-    /// Median time per launch, ms.
-    pub ms: f64,
-    /// Useful bytes / time, GB/s.
-    pub useful_gbps: f64,
     /// Moved bytes / time, GB/s.
     pub moved_gbps: f64,
-    /// Floor time of the useful bytes / kernel time, percent.
-    pub pct_of_floor: f64,
-    /// Per-launch statistics.
-    pub stats: Stats,
+    /// Time, useful GB/s, and the floor time of the useful bytes / kernel
+    /// time.
+    pub timing: Timing,
 }
 
 /// Everything the suite measured; written as `alignment.json`.
@@ -118,10 +113,10 @@ impl AlignmentReport {
                 r.layout.to_string(),
                 r.kernel.to_string(),
                 r.bytes_per_point.to_string(),
-                format!("{:.3}", r.ms),
-                format!("{:.1}", r.useful_gbps),
+                format!("{:.3}", r.timing.ms),
+                format!("{:.1}", r.timing.gbps),
                 format!("{:.1}", r.moved_gbps),
-                format!("{:.1}%", r.pct_of_floor),
+                format!("{:.1}%", r.timing.pct_of_floor),
             ]);
         }
         t.align(1, report::Align::Left);
@@ -180,18 +175,14 @@ pub fn measure_suite(gpu: &Gpu, opts: &AlignmentOptions) -> BenchResult<Alignmen
     let mut record = |layout: PointLayout, stats: Stats| {
         let useful = 24 * n as u64;
         let moved = 2 * (layout.bytes_per_point() * n) as u64;
-        let ms = stats.median_ms;
         results.push(LayoutResult {
             layout: layout.name(),
             kernel: layout.kernel(),
             bytes_per_point: layout.bytes_per_point(),
             useful_bytes: useful,
             moved_bytes: moved,
-            ms,
-            useful_gbps: harness::gbps(useful as f64, ms),
-            moved_gbps: harness::gbps(moved as f64, ms),
-            pct_of_floor: 100.0 * dtod.floor_ms(useful as f64) / ms,
-            stats,
+            moved_gbps: harness::gbps(moved as f64, stats.median_ms),
+            timing: Timing::new(stats, useful as f64, &dtod),
         });
     };
 

@@ -17,7 +17,8 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::copy::{DeviceSummary, pattern_word};
-use super::harness::{self, DtodReference, Settings, Stats};
+use super::harness::{self, DtodReference, Settings};
+use super::matrix::Timing;
 use super::report::{self, Table, human_bytes};
 use super::{BenchError, BenchResult, SuiteInfo};
 use crate::local::{BINS, counts_len, reference_histogram};
@@ -75,14 +76,8 @@ pub struct VariantResult {
     pub registers: u32,
     /// Local memory per thread, bytes (driver; ptxas's stack frame).
     pub local_bytes_per_thread: u32,
-    /// Median time per launch, ms.
-    pub ms: f64,
-    /// Bytes / time, GB/s.
-    pub gbps: f64,
-    /// Floor time / kernel time, percent.
-    pub pct_of_floor: f64,
-    /// Per-launch statistics.
-    pub stats: Stats,
+    /// Time, GB/s, and floor time / kernel time.
+    pub timing: Timing,
 }
 
 /// Everything the suite measured; written as `local.json`.
@@ -124,9 +119,9 @@ impl LocalReport {
                 r.kernel.to_string(),
                 r.registers.to_string(),
                 r.local_bytes_per_thread.to_string(),
-                format!("{:.3}", r.ms),
-                format!("{:.1}", r.gbps),
-                format!("{:.1}%", r.pct_of_floor),
+                format!("{:.3}", r.timing.ms),
+                format!("{:.1}", r.timing.gbps),
+                format!("{:.1}%", r.timing.pct_of_floor),
             ]);
         }
         t.align(1, report::Align::Left);
@@ -209,20 +204,16 @@ pub fn measure_suite(gpu: &Gpu, opts: &LocalOptions) -> BenchResult<LocalReport>
             });
         }
         let limits = gpu.kernel_limits(v.kernel())?;
-        let ms = stats.median_ms;
         results.push(VariantResult {
             variant: v.name(),
             kernel: v.kernel(),
             registers: limits.registers_per_thread,
             local_bytes_per_thread: limits.local_bytes_per_thread,
-            ms,
-            gbps: harness::gbps(bytes as f64, ms),
-            pct_of_floor: 100.0 * dtod.floor_ms(bytes as f64) / ms,
-            stats,
+            timing: Timing::new(stats, bytes as f64, &dtod),
         });
     }
     let local_over_registers = match results.as_slice() {
-        [l, r] => Some(l.ms / r.ms),
+        [l, r] => Some(l.timing.ms / r.timing.ms),
         _ => None,
     };
     Ok(LocalReport {

@@ -166,24 +166,39 @@ pub fn plot_svg(
     y_label: &str,
     series: &[Series],
 ) -> BenchResult<()> {
-    let path = path.as_ref();
+    write_plot(path.as_ref(), |p| draw_plot(p, title, x_label, y_label, series))
+}
+
+/// Creates `path`'s parent directories, then lets `draw` write the file.
+fn write_plot(path: &Path, draw: impl FnOnce(&Path) -> Result<(), String>) -> BenchResult<()> {
     create_parent(path)?;
-    let err = |e: String| BenchError::Output { path: path.to_path_buf(), source: std::io::Error::other(e) };
-    draw_plot(path, title, x_label, y_label, series).map_err(err)
+    draw(path).map_err(|e| BenchError::Output { path: path.to_path_buf(), source: std::io::Error::other(e) })
+}
+
+/// The points of each series that `keep` accepts (and whose coordinates
+/// are finite), sorted by x.
+fn sorted_lines(series: &[Series], keep: impl Fn(f64) -> bool) -> Vec<(&str, Vec<(f64, f64)>)> {
+    series
+        .iter()
+        .map(|se| {
+            let mut pts: Vec<(f64, f64)> =
+                se.points.iter().filter(|(x, y)| keep(*x) && x.is_finite() && y.is_finite()).copied().collect();
+            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            (se.name.as_str(), pts)
+        })
+        .collect()
+}
+
+/// The top of a y axis from 0: 10% above the largest value (1 if none).
+fn y_top(lines: &[(&str, Vec<(f64, f64)>)]) -> f64 {
+    let y_max = lines.iter().flat_map(|(_, p)| p.iter().map(|&(_, y)| y)).fold(0.0f64, f64::max);
+    if y_max > 0.0 { y_max * 1.1 } else { 1.0 }
 }
 
 fn draw_plot(path: &Path, title: &str, x_label: &str, y_label: &str, series: &[Series]) -> Result<(), String> {
     let s = |e: &dyn fmt::Display| e.to_string();
     // Axis limits are found in log2 space, ticks are whole powers of two.
-    let lines: Vec<(&str, Vec<(f64, f64)>)> = series
-        .iter()
-        .map(|se| {
-            let mut pts: Vec<(f64, f64)> =
-                se.points.iter().filter(|(x, y)| *x > 0.0 && x.is_finite() && y.is_finite()).copied().collect();
-            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-            (se.name.as_str(), pts)
-        })
-        .collect();
+    let lines = sorted_lines(series, |x| x > 0.0);
     let all = || lines.iter().flat_map(|(_, p)| p.iter().copied());
     let (mut x0, mut x1) =
         all().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), (x, _)| (lo.min(x.log2()), hi.max(x.log2())));
@@ -195,8 +210,7 @@ fn draw_plot(path: &Path, title: &str, x_label: &str, y_label: &str, series: &[S
         x0 -= 1.0;
         x1 += 1.0;
     }
-    let y_max = all().map(|(_, y)| y).fold(0.0f64, f64::max);
-    let y_top = if y_max > 0.0 { y_max * 1.1 } else { 1.0 };
+    let y_top = y_top(&lines);
 
     let exps: Vec<i64> = ((x0 as i64)..=(x1 as i64)).collect();
     let step = exps.len().div_ceil(MAX_X_LABELS).max(1);
@@ -285,23 +299,12 @@ pub fn plot_svg_linear(
     y_label: &str,
     series: &[Series],
 ) -> BenchResult<()> {
-    let path = path.as_ref();
-    create_parent(path)?;
-    let err = |e: String| BenchError::Output { path: path.to_path_buf(), source: std::io::Error::other(e) };
-    draw_linear(path, title, x_label, y_label, series).map_err(err)
+    write_plot(path.as_ref(), |p| draw_linear(p, title, x_label, y_label, series))
 }
 
 fn draw_linear(path: &Path, title: &str, x_label: &str, y_label: &str, series: &[Series]) -> Result<(), String> {
     let s = |e: &dyn fmt::Display| e.to_string();
-    let lines: Vec<(&str, Vec<(f64, f64)>)> = series
-        .iter()
-        .map(|se| {
-            let mut pts: Vec<(f64, f64)> =
-                se.points.iter().filter(|(x, y)| x.is_finite() && y.is_finite()).copied().collect();
-            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-            (se.name.as_str(), pts)
-        })
-        .collect();
+    let lines = sorted_lines(series, |_| true);
     let all = || lines.iter().flat_map(|(_, p)| p.iter().copied());
     let (mut x0, mut x1) = all().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), (x, _)| (lo.min(x), hi.max(x)));
     if !x0.is_finite() {
@@ -311,8 +314,7 @@ fn draw_linear(path: &Path, title: &str, x_label: &str, y_label: &str, series: &
         x0 -= 1.0;
         x1 += 1.0;
     }
-    let y_max = all().map(|(_, y)| y).fold(0.0f64, f64::max);
-    let y_top = if y_max > 0.0 { y_max * 1.1 } else { 1.0 };
+    let y_top = y_top(&lines);
     // One label per whole number when they fit, else about MAX_X_LABELS.
     let labels = ((x1 - x0).round() as usize + 1).min(2 * MAX_X_LABELS + 6);
 
