@@ -130,6 +130,25 @@ impl Gpu {
         Ok(Some(cfg))
     }
 
+    /// Checks and launches an array-of-structures kernel: `(out, in, n,
+    /// scale, tx, ty, tz)`.
+    fn transform_aos<P: DeviceCopy>(
+        &self,
+        layout: PointLayout,
+        src: &DeviceView<'_, P>,
+        dst: &mut DeviceViewMut<'_, P>,
+        n: usize,
+        t: Transform,
+    ) -> Result<Option<LaunchConfig>> {
+        let k = layout.kernel();
+        holds(k, src.len(), n)?;
+        holds(k, dst.len(), n)?;
+        src.check_gpu(self, k)?;
+        dst.check_gpu(self, k)?;
+        let (o, i) = (dst.device_ptr(), src.device_ptr());
+        self.points_launch(k, n, &[&o, &i, &n, &t.scale, &t.shift[0], &t.shift[1], &t.shift[2]])
+    }
+
     /// `dst[i] = t(src[i])` for the first `n` 12-byte points. Queued on
     /// the stream; `None` when `n` is 0.
     pub fn transform_aos12(
@@ -139,17 +158,13 @@ impl Gpu {
         n: usize,
         t: Transform,
     ) -> Result<Option<LaunchConfig>> {
-        let k = PointLayout::Aos12.kernel();
-        holds(k, src.len(), n)?;
-        holds(k, dst.len(), n)?;
-        src.check_gpu(self, k)?;
-        dst.check_gpu(self, k)?;
-        let (o, i) = (dst.device_ptr(), src.device_ptr());
-        self.points_launch(k, n, &[&o, &i, &n, &t.scale, &t.shift[0], &t.shift[1], &t.shift[2]])
+        self.transform_aos(PointLayout::Aos12, src, dst, n, t)
     }
 
     /// `dst[i] = t(src[i])` for the first `n` 16-byte points (padding
-    /// written as 0). Queued on the stream; `None` when `n` is 0.
+    /// written as 0). Queued on the stream; `None` when `n` is 0. A view of
+    /// `Point16` always starts 16-byte aligned (allocations are 256-byte
+    /// aligned, views step by whole points), as the 128-bit accesses need.
     pub fn transform_aos16(
         &self,
         src: &DeviceView<'_, Point16>,
@@ -157,15 +172,7 @@ impl Gpu {
         n: usize,
         t: Transform,
     ) -> Result<Option<LaunchConfig>> {
-        let k = PointLayout::Aos16.kernel();
-        holds(k, src.len(), n)?;
-        holds(k, dst.len(), n)?;
-        src.check_gpu(self, k)?;
-        dst.check_gpu(self, k)?;
-        let (o, i) = (dst.device_ptr(), src.device_ptr());
-        // A view of Point16 always starts 16-byte aligned: allocations are
-        // 256-byte aligned and views step by whole points.
-        self.points_launch(k, n, &[&o, &i, &n, &t.scale, &t.shift[0], &t.shift[1], &t.shift[2]])
+        self.transform_aos(PointLayout::Aos16, src, dst, n, t)
     }
 
     /// The same on a structure of arrays: `dst[c][i] = t(src[·][i])[c]` for

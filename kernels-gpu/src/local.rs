@@ -38,12 +38,26 @@ mod kernels {
         v.wrapping_shr(shift) as usize % BINS
     }
 
-    /// Writes this thread's histogram to `counts[b · T + t]`.
+    /// This thread's histogram of its grid-stride share of `data`, each
+    /// element counted by `count(&mut hist, bin)`, written to `counts[b · T
+    /// + t]` (`T` threads, `t` this one).
     ///
     /// # Safety
-    /// `counts` valid for `BINS · T` words.
+    /// `data` valid for `n` words; `counts` for `BINS · T` words,
+    /// overlapping nothing.
     #[inline(always)]
-    unsafe fn write_counts(counts: *mut u32, hist: &[u32; BINS]) {
+    unsafe fn histogram(
+        counts: *mut u32,
+        data: *const u32,
+        n: usize,
+        shift: u32,
+        count: impl Fn(&mut [u32; BINS], usize),
+    ) {
+        let mut hist = [0u32; BINS];
+        for i in grid_stride(n) {
+            // SAFETY: i < n.
+            count(&mut hist, bin(unsafe { *data.add(i) }, shift));
+        }
         let (t, threads) = (global_id_x(), grid_threads_x());
         for (b, &h) in hist.iter().enumerate() {
             // SAFETY: b·T + t < BINS·T (caller's contract).
@@ -64,14 +78,8 @@ mod kernels {
         n: usize,
         shift: u32,
     ) {
-        let mut hist = [0u32; BINS];
-        for i in grid_stride(n) {
-            // SAFETY: i < n.
-            let v = unsafe { *data.add(i) };
-            hist[bin(v, shift)] += 1;
-        }
         // SAFETY: forwarded to the caller's contract.
-        unsafe { write_counts(counts, &hist) };
+        unsafe { histogram(counts, data, n, shift, |hist, b| hist[b] += 1) }
     }
 
     /// The same histogram with constant indices only: the array lives in
@@ -86,15 +94,12 @@ mod kernels {
         n: usize,
         shift: u32,
     ) {
-        let mut hist = [0u32; BINS];
-        for i in grid_stride(n) {
-            // SAFETY: i < n.
-            let b = bin(unsafe { *data.add(i) }, shift);
+        let count = |hist: &mut [u32; BINS], b: usize| {
             for (k, h) in hist.iter_mut().enumerate() {
                 *h += (k == b) as u32;
             }
-        }
+        };
         // SAFETY: forwarded to the caller's contract.
-        unsafe { write_counts(counts, &hist) };
+        unsafe { histogram(counts, data, n, shift, count) }
     }
 }
