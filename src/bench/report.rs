@@ -226,19 +226,35 @@ fn draw_plot(path: &Path, title: &str, x_label: &str, y_label: &str, series: &[S
         .build_cartesian_2d((x0.exp2()..x1.exp2()).log_scale().base(2.0).with_key_points(ticks), 0.0..y_top)
         .map_err(|e| s(&e))?;
     let x_fmt = |x: &f64| axis_size(x.round() as u64);
-    chart
-        .configure_mesh()
-        .x_desc(x_label)
+    finish(&root, &mut chart, (x_label, y_label), &x_fmt, None, &lines)
+}
+
+/// Axes (labels, `x_fmt` ticks, at most `x_labels` of them when given),
+/// the lines and the legend on `chart`; then the file is written.
+fn finish<'a, X: Ranged<ValueType = f64> + plotters::coord::ranged1d::ValueFormatter<f64>>(
+    root: &Area<'a>,
+    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, plotters::coord::types::RangedCoordf64>>,
+    (x_label, y_label): (&str, &str),
+    x_fmt: &dyn Fn(&f64) -> String,
+    x_labels: Option<usize>,
+    lines: &[(&str, Vec<(f64, f64)>)],
+) -> Result<(), String> {
+    let s = |e: &dyn fmt::Display| e.to_string();
+    let y_fmt = |y: &f64| format!("{y:.0}");
+    let mut mesh = chart.configure_mesh();
+    mesh.x_desc(x_label)
         .y_desc(y_label)
-        .x_label_formatter(&x_fmt)
-        .y_label_formatter(&|y: &f64| format!("{y:.0}"))
+        .x_label_formatter(x_fmt)
+        .y_label_formatter(&y_fmt)
         .light_line_style(RGBColor(235, 235, 235))
         .y_max_light_lines(1)
         .label_style(("sans-serif", 14))
-        .axis_desc_style(("sans-serif", 16))
-        .draw()
-        .map_err(|e| s(&e))?;
-    draw_lines(&mut chart, &lines)?;
+        .axis_desc_style(("sans-serif", 16));
+    if let Some(n) = x_labels {
+        mesh.x_labels(n);
+    }
+    mesh.draw().map_err(|e| s(&e))?;
+    draw_lines(chart, lines)?;
     root.present().map_err(|e| s(&e))
 }
 
@@ -326,21 +342,7 @@ fn draw_linear(path: &Path, title: &str, x_label: &str, y_label: &str, series: &
         .y_label_area_size(70)
         .build_cartesian_2d(x0 - 0.5..x1 + 0.5, 0.0..y_top)
         .map_err(|e| s(&e))?;
-    chart
-        .configure_mesh()
-        .x_desc(x_label)
-        .y_desc(y_label)
-        .x_labels(labels)
-        .x_label_formatter(&|x: &f64| format!("{x:.0}"))
-        .y_label_formatter(&|y: &f64| format!("{y:.0}"))
-        .light_line_style(RGBColor(235, 235, 235))
-        .y_max_light_lines(1)
-        .label_style(("sans-serif", 14))
-        .axis_desc_style(("sans-serif", 16))
-        .draw()
-        .map_err(|e| s(&e))?;
-    draw_lines(&mut chart, &lines)?;
-    root.present().map_err(|e| s(&e))
+    finish(&root, &mut chart, (x_label, y_label), &|x: &f64| format!("{x:.0}"), Some(labels), &lines)
 }
 
 const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
