@@ -23,7 +23,7 @@ use super::matrix::{Timing, input_value};
 use super::report::{self, Table, human_bytes};
 use super::{BenchError, BenchResult, SuiteInfo};
 use crate::alignment::{reference_aos12, reference_aos16, reference_soa};
-use crate::{Gpu, Point12, Point16, PointLayout, Transform};
+use crate::{DeviceCopy, DeviceView, DeviceViewMut, Gpu, LaunchConfig, Point12, Point16, PointLayout, Transform};
 
 /// This suite's entry in [`super::SUITES`].
 pub const SUITE: SuiteInfo = SuiteInfo {
@@ -161,6 +161,33 @@ fn mismatch(layout: PointLayout, n: usize, i: usize, got: String, want: String) 
     }
 }
 
+/// Times `launch` on a copy of `host`, then verifies one more launch
+/// (output poisoned first) against `reference`, bit for bit.
+#[allow(clippy::too_many_arguments)]
+fn measure_aos<P: DeviceCopy + bytemuck::Pod + Default + std::fmt::Debug + Send + Sync>(
+    gpu: &Gpu,
+    opts: &AlignmentOptions,
+    layout: PointLayout,
+    host: &[P],
+    launch: impl Fn(&DeviceView<'_, P>, &mut DeviceViewMut<'_, P>) -> crate::Result<Option<LaunchConfig>>,
+    reference: fn(&[P], &mut [P], Transform) -> crate::Result<()>,
+    bits: impl Fn(&P) -> [u32; 4] + Sync,
+) -> BenchResult<Stats> {
+    let n = host.len();
+    let src = gpu.upload(host)?;
+    let mut dst = gpu.alloc_zeroed::<P>(n)?;
+    let stats = harness::measure(gpu, &opts.settings, |_| launch(&src.as_view(), &mut dst.as_view_mut()).map(|_| ()))?;
+    dst.fill_bytes(POISON)?;
+    launch(&src.as_view(), &mut dst.as_view_mut())?;
+    let got = dst.to_vec()?;
+    let mut want = vec![P::default(); n];
+    reference(host, &mut want, TRANSFORM)?;
+    match first_bad(&got, &want, bits) {
+        Some(i) => Err(mismatch(layout, n, i, format!("{:?}", got[i]), format!("{:?}", want[i]))),
+        None => Ok(stats),
+    }
+}
+
 /// Measures and verifies (no printing, no files).
 pub fn measure_suite(gpu: &Gpu, opts: &AlignmentOptions) -> BenchResult<AlignmentReport> {
     if opts.settings.reps == 0 || opts.points == 0 {
@@ -186,44 +213,31 @@ pub fn measure_suite(gpu: &Gpu, opts: &AlignmentOptions) -> BenchResult<Alignmen
         });
     };
 
-    {
-        let l = PointLayout::Aos12;
-        let host: Vec<Point12> =
-            (0..n).map(|i| Point12 { x: coords[0][i], y: coords[1][i], z: coords[2][i] }).collect();
-        let src = gpu.upload(&host)?;
-        let mut dst = gpu.alloc_zeroed::<Point12>(n)?;
-        let stats = harness::measure(gpu, &opts.settings, |_| {
-            gpu.transform_aos12(&src.as_view(), &mut dst.as_view_mut(), n, t).map(|_| ())
-        })?;
-        dst.fill_bytes(POISON)?;
-        gpu.transform_aos12(&src.as_view(), &mut dst.as_view_mut(), n, t)?;
-        let got = dst.to_vec()?;
-        let mut want = vec![Point12::default(); n];
-        reference_aos12(&host, &mut want, t)?;
-        if let Some(i) = first_bad(&got, &want, |p| [p.x.to_bits(), p.y.to_bits(), p.z.to_bits(), 0]) {
-            return Err(mismatch(l, n, i, format!("{:?}", got[i]), format!("{:?}", want[i])));
-        }
-        record(l, stats);
-    }
-    {
-        let l = PointLayout::Aos16;
-        let host: Vec<Point16> =
-            (0..n).map(|i| Point16 { x: coords[0][i], y: coords[1][i], z: coords[2][i], pad: 0.0 }).collect();
-        let src = gpu.upload(&host)?;
-        let mut dst = gpu.alloc_zeroed::<Point16>(n)?;
-        let stats = harness::measure(gpu, &opts.settings, |_| {
-            gpu.transform_aos16(&src.as_view(), &mut dst.as_view_mut(), n, t).map(|_| ())
-        })?;
-        dst.fill_bytes(POISON)?;
-        gpu.transform_aos16(&src.as_view(), &mut dst.as_view_mut(), n, t)?;
-        let got = dst.to_vec()?;
-        let mut want = vec![Point16::default(); n];
-        reference_aos16(&host, &mut want, t)?;
-        if let Some(i) = first_bad(&got, &want, |p| [p.x.to_bits(), p.y.to_bits(), p.z.to_bits(), p.pad.to_bits()]) {
-            return Err(mismatch(l, n, i, format!("{:?}", got[i]), format!("{:?}", want[i])));
-        }
-        record(l, stats);
-    }
+    let host: Vec<Point12> = (0..n).map(|i| Point12 { x: coords[0][i], y: coords[1][i], z: coords[2][i] }).collect();
+    let stats = measure_aos(
+        gpu,
+        opts,
+        PointLayout::Aos12,
+        &host,
+        |s, d| gpu.transform_aos12(s, d, n, t),
+        reference_aos12,
+        |p| [p.x.to_bits(), p.y.to_bits(), p.z.to_bits(), 0],
+    )?;
+    record(PointLayout::Aos12, stats);
+    drop(host);
+    let host: Vec<Point16> =
+        (0..n).map(|i| Point16 { x: coords[0][i], y: coords[1][i], z: coords[2][i], pad: 0.0 }).collect();
+    let stats = measure_aos(
+        gpu,
+        opts,
+        PointLayout::Aos16,
+        &host,
+        |s, d| gpu.transform_aos16(s, d, n, t),
+        reference_aos16,
+        |p| [p.x.to_bits(), p.y.to_bits(), p.z.to_bits(), p.pad.to_bits()],
+    )?;
+    record(PointLayout::Aos16, stats);
+    drop(host);
     {
         let l = PointLayout::Soa;
         let src = [gpu.upload(&coords[0])?, gpu.upload(&coords[1])?, gpu.upload(&coords[2])?];
