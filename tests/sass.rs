@@ -93,7 +93,9 @@ fn no_kernel_has_a_stack_frame_or_spills() {
     for c in compiled("no_kernel_has_a_stack_frame_or_spills") {
         println!("{}\n", c.resource_table());
         assert!(c.resources.len() >= 12, "sm_{}: ptxas reported {} kernels", c.arch, c.resources.len());
-        for r in &c.resources {
+        // The local-memory lesson's kernel keeps its array in a stack frame
+        // on purpose; tests/sass_alignment.rs asserts that it does.
+        for r in c.resources.iter().filter(|r| r.name != "local_histogram_dynamic") {
             common::sass::assert_spills_allowed(&c, r);
         }
     }

@@ -23,6 +23,9 @@
 //!   [`MappedBuffer`] (zero-copy), synchronous and stream-ordered copies,
 //!   [`TransferStream`]s and [`TimingEvent`]s, and the copy/compute overlap
 //!   pipeline ([`Gpu::pipeline`]).
+//! * [`access`], [`alignment`], [`local`]: lesson 004's access patterns
+//!   (offsets and strides), 12- vs 16-byte points vs structures of arrays,
+//!   and a per-thread array in local memory vs registers.
 //! * [`reference`]: rayon CPU references the kernels are verified against.
 //! * [`inspect`]: `ptxas` resource reports and SASS, for checking what the
 //!   compiler really emitted.
@@ -31,6 +34,8 @@
 //! without an `unsafe` block at the call site: bad lengths, ranges, launch
 //! shapes and symbol sizes are [`Error`]s.
 
+pub mod access;
+pub mod alignment;
 pub mod conv;
 pub mod copy;
 pub mod device;
@@ -40,6 +45,7 @@ pub mod error;
 mod gpu;
 pub mod inspect;
 pub mod launch;
+pub mod local;
 pub mod matrix;
 mod memory;
 mod module;
@@ -51,12 +57,15 @@ pub mod reduce;
 pub mod reference;
 pub mod transfer;
 
+pub use access::Pattern;
+pub use alignment::{Point12, Point16, PointLayout, Transform};
 pub use copy::{CopyPlan, CopyPolicy, CopyVariant, Width};
 pub use cust::memory::DeviceCopy;
 pub use device::{DeviceInfo, DeviceLimits};
 pub use error::{DriverError, Error, Result};
 pub use gpu::{Gpu, SYNC_LAUNCHES_ENV};
 pub use launch::{Axis, DevicePtr, Dim3, KernelArg, KernelLimits, LaunchConfig, LaunchLimit, LimitViolation};
+pub use local::HistogramVariant;
 pub use matrix::{BlockShape, MatrixLayout, SumVariant};
 pub use memory::{DeviceBuffer, DeviceView, DeviceViewMut};
 pub use module::PtxModule;

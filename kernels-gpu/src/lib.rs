@@ -19,15 +19,21 @@
 //! * [`reduce`]: sums of `i32`/`f32`/`f64` (neighbored, interleaved, fast).
 //! * [`transfer`]: zero-copy kernels over mapped host memory and the
 //!   compute stage of the copy/compute overlap experiment.
+//! * [`access`], [`alignment`], [`local`]: lesson 004's access patterns
+//!   (offsets, strides), point layouts of 12 and 16 bytes and structures of
+//!   arrays, and a per-thread array in local memory vs registers.
 //! * [`probe`]: one small kernel per device-support piece, so each piece is
 //!   exercised on the GPU and inspected in SASS.
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, stdarch_nvptx, asm_experimental_arch))]
 
+pub mod access;
+pub mod alignment;
 pub mod conv;
 pub mod copy;
 pub mod dev;
 pub mod divergence;
+pub mod local;
 pub mod matrix;
 pub mod probe;
 pub mod reduce;

@@ -119,7 +119,8 @@ impl MatrixOptions {
 pub struct Timing {
     /// Median time per launch, ms.
     pub ms: f64,
-    /// Bandwidth from the median, GB/s (3 · matrix bytes).
+    /// Bandwidth from the median, GB/s (of the bytes the operation
+    /// moves: 3 · matrix bytes for an add).
     pub gbps: f64,
     /// Percent of the DRAM floor (100 = as fast as DtoD moves the bytes).
     pub pct_of_floor: f64,
@@ -128,7 +129,9 @@ pub struct Timing {
 }
 
 impl Timing {
-    fn new(stats: Stats, bytes_moved: f64, dtod: &DtodReference) -> Timing {
+    /// The measurement of an operation moving `bytes_moved` bytes, against
+    /// `dtod`.
+    pub fn new(stats: Stats, bytes_moved: f64, dtod: &DtodReference) -> Timing {
         let ms = stats.median_ms;
         Timing {
             ms,

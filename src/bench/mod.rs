@@ -7,7 +7,8 @@
 //!   samples, statistics) — the one place that decides it.
 //! * [`report`]: how results are shown (text tables, JSON, SVG plots, byte
 //!   sizes).
-//! * one module per suite ([`copy`], [`conv`], [`matrix`], [`reduce`]); [`twin`]
+//! * one module per suite ([`copy`], [`conv`], [`matrix`], [`reduce`],
+//!   [`access`], [`alignment`], [`local`]); [`twin`]
 //!   builds the CUDA C++ twins some suites compare against, listed in [`SUITES`].
 //!
 //! Units everywhere: GB = 1e9 bytes; the bytes an operation moves are the
@@ -16,9 +17,12 @@
 use std::fmt;
 use std::path::PathBuf;
 
+pub mod access;
+pub mod alignment;
 pub mod conv;
 pub mod copy;
 pub mod harness;
+pub mod local;
 pub mod matrix;
 pub mod reduce;
 pub mod report;
@@ -35,7 +39,16 @@ pub struct SuiteInfo {
 }
 
 /// Every suite, in the order `bench list` shows them.
-pub const SUITES: &[SuiteInfo] = &[copy::SUITE, conv::SUITE, matrix::SUITE, reduce::SUITE, transfer::SUITE];
+pub const SUITES: &[SuiteInfo] = &[
+    copy::SUITE,
+    conv::SUITE,
+    matrix::SUITE,
+    reduce::SUITE,
+    transfer::SUITE,
+    access::SUITE,
+    alignment::SUITE,
+    local::SUITE,
+];
 
 /// Why a benchmark run stopped.
 #[derive(Debug)]

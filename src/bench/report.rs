@@ -166,24 +166,39 @@ pub fn plot_svg(
     y_label: &str,
     series: &[Series],
 ) -> BenchResult<()> {
-    let path = path.as_ref();
+    write_plot(path.as_ref(), |p| draw_plot(p, title, x_label, y_label, series))
+}
+
+/// Creates `path`'s parent directories, then lets `draw` write the file.
+fn write_plot(path: &Path, draw: impl FnOnce(&Path) -> Result<(), String>) -> BenchResult<()> {
     create_parent(path)?;
-    let err = |e: String| BenchError::Output { path: path.to_path_buf(), source: std::io::Error::other(e) };
-    draw_plot(path, title, x_label, y_label, series).map_err(err)
+    draw(path).map_err(|e| BenchError::Output { path: path.to_path_buf(), source: std::io::Error::other(e) })
+}
+
+/// The points of each series that `keep` accepts (and whose coordinates
+/// are finite), sorted by x.
+fn sorted_lines(series: &[Series], keep: impl Fn(f64) -> bool) -> Vec<(&str, Vec<(f64, f64)>)> {
+    series
+        .iter()
+        .map(|se| {
+            let mut pts: Vec<(f64, f64)> =
+                se.points.iter().filter(|(x, y)| keep(*x) && x.is_finite() && y.is_finite()).copied().collect();
+            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            (se.name.as_str(), pts)
+        })
+        .collect()
+}
+
+/// The top of a y axis from 0: 10% above the largest value (1 if none).
+fn y_top(lines: &[(&str, Vec<(f64, f64)>)]) -> f64 {
+    let y_max = lines.iter().flat_map(|(_, p)| p.iter().map(|&(_, y)| y)).fold(0.0f64, f64::max);
+    if y_max > 0.0 { y_max * 1.1 } else { 1.0 }
 }
 
 fn draw_plot(path: &Path, title: &str, x_label: &str, y_label: &str, series: &[Series]) -> Result<(), String> {
     let s = |e: &dyn fmt::Display| e.to_string();
     // Axis limits are found in log2 space, ticks are whole powers of two.
-    let lines: Vec<(&str, Vec<(f64, f64)>)> = series
-        .iter()
-        .map(|se| {
-            let mut pts: Vec<(f64, f64)> =
-                se.points.iter().filter(|(x, y)| *x > 0.0 && x.is_finite() && y.is_finite()).copied().collect();
-            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-            (se.name.as_str(), pts)
-        })
-        .collect();
+    let lines = sorted_lines(series, |x| x > 0.0);
     let all = || lines.iter().flat_map(|(_, p)| p.iter().copied());
     let (mut x0, mut x1) =
         all().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), (x, _)| (lo.min(x.log2()), hi.max(x.log2())));
@@ -195,8 +210,7 @@ fn draw_plot(path: &Path, title: &str, x_label: &str, y_label: &str, series: &[S
         x0 -= 1.0;
         x1 += 1.0;
     }
-    let y_max = all().map(|(_, y)| y).fold(0.0f64, f64::max);
-    let y_top = if y_max > 0.0 { y_max * 1.1 } else { 1.0 };
+    let y_top = y_top(&lines);
 
     let exps: Vec<i64> = ((x0 as i64)..=(x1 as i64)).collect();
     let step = exps.len().div_ceil(MAX_X_LABELS).max(1);
@@ -204,6 +218,52 @@ fn draw_plot(path: &Path, title: &str, x_label: &str, y_label: &str, series: &[S
         exps.iter().filter(|e| (**e - exps[0]) % step as i64 == 0).map(|&e| (e as f64).exp2()).collect();
 
     let root = SVGBackend::new(path, (1100, 650)).into_drawing_area();
+    let area = titled_area(&root, title)?;
+    let mut chart = ChartBuilder::on(&area)
+        .margin(8)
+        .x_label_area_size(50)
+        .y_label_area_size(70)
+        .build_cartesian_2d((x0.exp2()..x1.exp2()).log_scale().base(2.0).with_key_points(ticks), 0.0..y_top)
+        .map_err(|e| s(&e))?;
+    let x_fmt = |x: &f64| axis_size(x.round() as u64);
+    finish(&root, &mut chart, (x_label, y_label), &x_fmt, None, &lines)
+}
+
+/// Axes (labels, `x_fmt` ticks, at most `x_labels` of them when given),
+/// the lines and the legend on `chart`; then the file is written.
+fn finish<'a, X: Ranged<ValueType = f64> + plotters::coord::ranged1d::ValueFormatter<f64>>(
+    root: &Area<'a>,
+    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, plotters::coord::types::RangedCoordf64>>,
+    (x_label, y_label): (&str, &str),
+    x_fmt: &dyn Fn(&f64) -> String,
+    x_labels: Option<usize>,
+    lines: &[(&str, Vec<(f64, f64)>)],
+) -> Result<(), String> {
+    let s = |e: &dyn fmt::Display| e.to_string();
+    let y_fmt = |y: &f64| format!("{y:.0}");
+    let mut mesh = chart.configure_mesh();
+    mesh.x_desc(x_label)
+        .y_desc(y_label)
+        .x_label_formatter(x_fmt)
+        .y_label_formatter(&y_fmt)
+        .light_line_style(RGBColor(235, 235, 235))
+        .y_max_light_lines(1)
+        .label_style(("sans-serif", 14))
+        .axis_desc_style(("sans-serif", 16));
+    if let Some(n) = x_labels {
+        mesh.x_labels(n);
+    }
+    mesh.draw().map_err(|e| s(&e))?;
+    draw_lines(chart, lines)?;
+    root.present().map_err(|e| s(&e))
+}
+
+type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
+
+/// The white plot area under the title (first line large, the rest as
+/// subtitles).
+fn titled_area<'a>(root: &Area<'a>, title: &str) -> Result<Area<'a>, String> {
+    let s = |e: &dyn fmt::Display| e.to_string();
     root.fill(&WHITE).map_err(|e| s(&e))?;
     let mut lines_of_title = title.lines();
     let mut area = root.margin(10, 10, 10, 20);
@@ -213,27 +273,15 @@ fn draw_plot(path: &Path, title: &str, x_label: &str, y_label: &str, series: &[S
     for sub in lines_of_title {
         area = area.titled(sub, ("sans-serif", 15).into_font().color(&RGBColor(80, 80, 80))).map_err(|e| s(&e))?;
     }
+    Ok(area)
+}
 
-    let mut chart = ChartBuilder::on(&area)
-        .margin(8)
-        .x_label_area_size(50)
-        .y_label_area_size(70)
-        .build_cartesian_2d((x0.exp2()..x1.exp2()).log_scale().base(2.0).with_key_points(ticks), 0.0..y_top)
-        .map_err(|e| s(&e))?;
-    let x_fmt = |x: &f64| axis_size(x.round() as u64);
-    chart
-        .configure_mesh()
-        .x_desc(x_label)
-        .y_desc(y_label)
-        .x_label_formatter(&x_fmt)
-        .y_label_formatter(&|y: &f64| format!("{y:.0}"))
-        .light_line_style(RGBColor(235, 235, 235))
-        .y_max_light_lines(1)
-        .label_style(("sans-serif", 14))
-        .axis_desc_style(("sans-serif", 16))
-        .draw()
-        .map_err(|e| s(&e))?;
-
+/// One coloured line with point markers per series, and the legend.
+fn draw_lines<'a, X: Ranged<ValueType = f64>>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, plotters::coord::types::RangedCoordf64>>,
+    lines: &[(&str, Vec<(f64, f64)>)],
+) -> Result<(), String> {
+    let s = |e: &dyn fmt::Display| e.to_string();
     for (i, (name, pts)) in lines.iter().enumerate() {
         let color = COLORS[i % COLORS.len()];
         chart
@@ -253,7 +301,48 @@ fn draw_plot(path: &Path, title: &str, x_label: &str, y_label: &str, series: &[S
             .draw()
             .map_err(|e| s(&e))?;
     }
-    root.present().map_err(|e| s(&e))
+    Ok(())
+}
+
+/// Plots `series` against a linear x axis (small whole numbers such as
+/// offsets or strides, each labelled when there are few) and a linear y
+/// axis from 0, otherwise as [`plot_svg`]. Points with a non-finite
+/// coordinate are left out.
+pub fn plot_svg_linear(
+    path: impl AsRef<Path>,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    series: &[Series],
+) -> BenchResult<()> {
+    write_plot(path.as_ref(), |p| draw_linear(p, title, x_label, y_label, series))
+}
+
+fn draw_linear(path: &Path, title: &str, x_label: &str, y_label: &str, series: &[Series]) -> Result<(), String> {
+    let s = |e: &dyn fmt::Display| e.to_string();
+    let lines = sorted_lines(series, |_| true);
+    let all = || lines.iter().flat_map(|(_, p)| p.iter().copied());
+    let (mut x0, mut x1) = all().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), (x, _)| (lo.min(x), hi.max(x)));
+    if !x0.is_finite() {
+        (x0, x1) = (0.0, 1.0);
+    }
+    if x1 - x0 < 1.0 {
+        x0 -= 1.0;
+        x1 += 1.0;
+    }
+    let y_top = y_top(&lines);
+    // One label per whole number when they fit, else about MAX_X_LABELS.
+    let labels = ((x1 - x0).round() as usize + 1).min(2 * MAX_X_LABELS + 6);
+
+    let root = SVGBackend::new(path, (1100, 650)).into_drawing_area();
+    let area = titled_area(&root, title)?;
+    let mut chart = ChartBuilder::on(&area)
+        .margin(8)
+        .x_label_area_size(50)
+        .y_label_area_size(70)
+        .build_cartesian_2d(x0 - 0.5..x1 + 0.5, 0.0..y_top)
+        .map_err(|e| s(&e))?;
+    finish(&root, &mut chart, (x_label, y_label), &|x: &f64| format!("{x:.0}"), Some(labels), &lines)
 }
 
 const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
@@ -406,6 +495,23 @@ mod tests {
         let one = [Series { name: "one".into(), points: vec![(4096.0, 0.0)] }];
         plot_svg(dir.join("one.svg"), "one", "x", "y", &one).unwrap();
         assert!(std::fs::read_to_string(dir.join("one.svg")).unwrap().contains("one"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn linear_plot_keeps_zero_and_labels_whole_numbers() {
+        let dir = temp_dir("svg-linear");
+        let path = dir.join("offsets.svg");
+        let series =
+            [Series { name: "read_offset".into(), points: (0..=32).map(|o| (o as f64, 3000.0 - o as f64)).collect() }];
+        plot_svg_linear(&path, "offsets", "offset (elements)", "GB/s", &series).unwrap();
+        let svg = std::fs::read_to_string(&path).unwrap();
+        // Text elements hold their text on a line of its own; 1 and 31 can
+        // only be x labels here (the y labels step by hundreds).
+        for text in ["read_offset", "offset (elements)", "\n1\n", "\n31\n", "\n32\n", "GB/s"] {
+            assert!(svg.contains(text), "missing {text}");
+        }
+        plot_svg_linear(dir.join("empty.svg"), "nothing", "x", "y", &[]).unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
