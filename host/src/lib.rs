@@ -19,6 +19,9 @@
 //! * [`query`], [`occupancy`], [`divergence`], [`reduce`]: the execution
 //!   model lesson: device query and Little's law, the occupancy calculator,
 //!   warp divergence, and sums of `i32`/`f32`/`f64`.
+//! * [`transpose`]: matrix transpose, naive and through shared tiles with
+//!   and without bank conflicts; [`constant`]: constant-memory broadcast
+//!   against serialized reads, and the same patterns from global memory.
 //! * [`reference`]: rayon CPU references the kernels are verified against.
 //! * [`inspect`]: `ptxas` resource reports and SASS, for checking what the
 //!   compiler really emitted.
@@ -27,6 +30,7 @@
 //! without an `unsafe` block at the call site: bad lengths, ranges, launch
 //! shapes and symbol sizes are [`Error`]s.
 
+pub mod constant;
 pub mod conv;
 pub mod copy;
 pub mod device;
@@ -45,7 +49,9 @@ pub mod ptx;
 pub mod query;
 pub mod reduce;
 pub mod reference;
+pub mod transpose;
 
+pub use constant::{ConstantTable, ConstantVariant};
 pub use copy::{CopyPlan, CopyPolicy, CopyVariant, Width};
 pub use cust::memory::DeviceCopy;
 pub use device::{DeviceInfo, DeviceLimits};
@@ -58,6 +64,7 @@ pub use module::PtxModule;
 pub use occupancy::{Occupancy, Suggestion};
 pub use pitched::{PitchedBuffer, Rect};
 pub use reduce::{ReduceElem, ReducePlan, ReducePolicy, ReduceVariant};
+pub use transpose::{TransposePolicy, TransposeVariant};
 
 /// The device crate (kernels' shared constants and index arithmetic).
 pub use coalesce_kernels as kernels;

@@ -17,11 +17,16 @@
 //!   layouts, and `sum_matrix_2d` with the block shape chosen at launch.
 //! * [`divergence`]: the warp-divergence lesson's `math_kernel1..4`.
 //! * [`reduce`]: sums of `i32`/`f32`/`f64` (neighbored, interleaved, fast).
+//! * [`transpose`]: matrix transpose, naive and through shared tiles with
+//!   and without bank conflicts.
+//! * [`constant`]: constant-memory broadcast against serialized reads, and
+//!   the same patterns from global memory.
 //! * [`probe`]: one small kernel per device-support piece, so each piece is
 //!   exercised on the GPU and inspected in SASS.
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, stdarch_nvptx, asm_experimental_arch))]
 
+pub mod constant;
 pub mod conv;
 pub mod copy;
 pub mod dev;
@@ -29,6 +34,7 @@ pub mod divergence;
 pub mod matrix;
 pub mod probe;
 pub mod reduce;
+pub mod transpose;
 
 pub use conv::{LAUNCH_BOUNDS, LAUNCH_BOUNDS_MIN_SM};
 
