@@ -7,7 +7,8 @@
 //!   samples, statistics) — the one place that decides it.
 //! * [`report`]: how results are shown (text tables, JSON, SVG plots, byte
 //!   sizes).
-//! * one module per suite ([`copy`], [`conv`], [`matrix`], [`reduce`]); [`twin`]
+//! * one module per suite ([`copy`], [`conv`], [`matrix`], [`reduce`],
+//!   [`transpose`], [`constant`]); [`twin`]
 //!   builds the CUDA C++ twins some suites compare against, listed in [`SUITES`].
 //!
 //! Units everywhere: GB = 1e9 bytes; the bytes an operation moves are the
@@ -16,12 +17,14 @@
 use std::fmt;
 use std::path::PathBuf;
 
+pub mod constant;
 pub mod conv;
 pub mod copy;
 pub mod harness;
 pub mod matrix;
 pub mod reduce;
 pub mod report;
+pub mod transpose;
 pub mod twin;
 
 /// A benchmark suite's name and one-line description (for `bench list`).
@@ -34,7 +37,8 @@ pub struct SuiteInfo {
 }
 
 /// Every suite, in the order `bench list` shows them.
-pub const SUITES: &[SuiteInfo] = &[copy::SUITE, conv::SUITE, matrix::SUITE, reduce::SUITE];
+pub const SUITES: &[SuiteInfo] =
+    &[copy::SUITE, conv::SUITE, matrix::SUITE, reduce::SUITE, transpose::SUITE, constant::SUITE];
 
 /// Why a benchmark run stopped.
 #[derive(Debug)]
