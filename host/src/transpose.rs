@@ -140,6 +140,11 @@ impl FromStr for TransposeVariant {
 pub struct TransposePolicy {
     /// Threads along y (one of [`TransposePolicy::BLOCK_ROWS`]).
     pub block_rows: u32,
+    /// Cap on `gridDim.y` below the device's own limit (`None`: the
+    /// device's 65535). Blocks loop over the tile rows beyond it, so any
+    /// cap ≥ 1 gives the same result; a small one exercises that loop on
+    /// small matrices.
+    pub max_grid_y: Option<u32>,
 }
 
 impl TransposePolicy {
@@ -150,7 +155,12 @@ impl TransposePolicy {
     /// loads of a thread are in flight before its first shared store,
     /// and 256-thread blocks keep eight blocks (2048 threads) resident
     /// per SM with 4 KiB of shared memory each.
-    pub const CLASSIC: TransposePolicy = TransposePolicy { block_rows: DEFAULT_BLOCK_ROWS };
+    pub const CLASSIC: TransposePolicy = TransposePolicy::with_block_rows(DEFAULT_BLOCK_ROWS);
+
+    /// Blocks of `32 × block_rows`, no grid cap of its own.
+    pub const fn with_block_rows(block_rows: u32) -> TransposePolicy {
+        TransposePolicy { block_rows, max_grid_y: None }
+    }
 
     /// Elements per thread (`32 / block_rows`).
     pub fn items(self) -> u32 {
@@ -182,13 +192,16 @@ pub fn column_read_conflict(pitch: usize) -> usize {
     per_bank.into_iter().max().unwrap_or(0)
 }
 
-/// The launch for a `rows × cols` input: one block per `32 × 32` tile,
-/// `(ceil(cols / 32), min(ceil(rows / 32), max_grid_y))` blocks (the
-/// kernels loop over tile rows beyond `max_grid_y`) of `32 × block_rows`
-/// threads. Zero extents give a zero grid, which validation refuses.
-pub fn launch_config(rows: usize, cols: usize, policy: TransposePolicy, max_grid_y: u32) -> LaunchConfig {
+/// The launch for a `rows × cols` input on a device whose grid holds at
+/// most `device_max_grid_y` blocks along y: one block per `32 × 32` tile,
+/// `(ceil(cols / 32), min(ceil(rows / 32), cap))` blocks of `32 ×
+/// block_rows` threads, where `cap` is the smaller of the device's limit
+/// and the policy's `max_grid_y` (the kernels loop over the tile rows
+/// beyond it). Zero extents give a zero grid, which validation refuses.
+pub fn launch_config(rows: usize, cols: usize, policy: TransposePolicy, device_max_grid_y: u32) -> LaunchConfig {
     let tiles = |n: usize| n.div_ceil(TILE).min(u32::MAX as usize) as u32;
-    LaunchConfig::new((tiles(cols), tiles(rows).min(max_grid_y)), (TILE as u32, policy.block_rows))
+    let cap = policy.max_grid_y.map_or(device_max_grid_y, |m| m.min(device_max_grid_y));
+    LaunchConfig::new((tiles(cols), tiles(rows).min(cap)), (TILE as u32, policy.block_rows))
 }
 
 /// `rows · cols`, or the overflow error.
@@ -319,13 +332,18 @@ mod tests {
     fn grids_cover_every_tile() {
         let cfg = launch_config(16_384, 16_384, TransposePolicy::CLASSIC, 65_535);
         assert_eq!((cfg.grid.x, cfg.grid.y, cfg.block.x, cfg.block.y), (512, 512, 32, 8));
-        let cfg = launch_config(1, 1000, TransposePolicy { block_rows: 32 }, 65_535);
+        let cfg = launch_config(1, 1000, TransposePolicy::with_block_rows(32), 65_535);
         assert_eq!((cfg.grid.x, cfg.grid.y, cfg.block.y), (32, 1, 32));
-        let cfg = launch_config(1000, 1, TransposePolicy { block_rows: 4 }, 65_535);
+        let cfg = launch_config(1000, 1, TransposePolicy::with_block_rows(4), 65_535);
         assert_eq!((cfg.grid.x, cfg.grid.y), (1, 32));
         // Tall matrices: grid.y capped, the kernels loop over tile rows.
         let cfg = launch_config(3_000_000, 2, TransposePolicy::CLASSIC, 65_535);
         assert_eq!((cfg.grid.x, cfg.grid.y), (1, 65_535));
+        // A policy cap below the device's.
+        let capped = TransposePolicy { max_grid_y: Some(2), ..TransposePolicy::CLASSIC };
+        assert_eq!(launch_config(1000, 1007, capped, 65_535).grid.y, 2);
+        let above = TransposePolicy { max_grid_y: Some(100_000), ..TransposePolicy::CLASSIC };
+        assert_eq!(launch_config(3_000_000, 2, above, 65_535).grid.y, 65_535);
         assert_eq!(launch_config(0, 5, TransposePolicy::CLASSIC, 65_535).grid.y, 0);
     }
 

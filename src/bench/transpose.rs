@@ -529,7 +529,7 @@ fn measure_shape(
     let mut results = Vec::new();
     for &v in &opts.variants {
         for &h in heights {
-            let policy = TransposePolicy { block_rows: h };
+            let policy = TransposePolicy::with_block_rows(h);
             let launch = |k: usize, dsts: &mut [DeviceBuffer<f32>]| {
                 gpu.transpose_with(&srcs[k].as_view(), &mut dsts[k].as_view_mut(), rows, cols, v, policy)
             };
