@@ -26,6 +26,9 @@
 //! * [`access`], [`alignment`], [`local`]: lesson 004's access patterns
 //!   (offsets and strides), 12- vs 16-byte points vs structures of arrays,
 //!   and a per-thread array in local memory vs registers.
+//! * [`transpose`]: matrix transpose, naive and through shared tiles with
+//!   and without bank conflicts; [`constant`]: constant-memory broadcast
+//!   against serialized reads, and the same patterns from global memory.
 //! * [`reference`]: rayon CPU references the kernels are verified against.
 //! * [`inspect`]: `ptxas` resource reports and SASS, for checking what the
 //!   compiler really emitted.
@@ -36,6 +39,7 @@
 
 pub mod access;
 pub mod alignment;
+pub mod constant;
 pub mod conv;
 pub mod copy;
 pub mod device;
@@ -56,9 +60,11 @@ pub mod query;
 pub mod reduce;
 pub mod reference;
 pub mod transfer;
+pub mod transpose;
 
 pub use access::Pattern;
 pub use alignment::{Point12, Point16, PointLayout, Transform};
+pub use constant::{ConstantTable, ConstantVariant};
 pub use copy::{CopyPlan, CopyPolicy, CopyVariant, Width};
 pub use cust::memory::DeviceCopy;
 pub use device::{DeviceInfo, DeviceLimits};
@@ -75,6 +81,7 @@ pub use reduce::{ReduceElem, ReducePlan, ReducePolicy, ReduceVariant};
 pub use transfer::{
     HostAllocFlags, MappedBuffer, PinnedBuffer, PipelineRun, ScaleAdd, Stage, StageSpan, TimingEvent, TransferStream,
 };
+pub use transpose::{TransposePolicy, TransposeVariant};
 
 /// The device crate (kernels' shared constants and index arithmetic).
 pub use coalesce_kernels as kernels;

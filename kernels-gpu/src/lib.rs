@@ -22,6 +22,10 @@
 //! * [`access`], [`alignment`], [`local`]: lesson 004's access patterns
 //!   (offsets, strides), point layouts of 12 and 16 bytes and structures of
 //!   arrays, and a per-thread array in local memory vs registers.
+//! * [`transpose`]: matrix transpose, naive and through shared tiles with
+//!   and without bank conflicts.
+//! * [`constant`]: constant-memory broadcast against serialized reads, and
+//!   the same patterns from global memory.
 //! * [`probe`]: one small kernel per device-support piece, so each piece is
 //!   exercised on the GPU and inspected in SASS.
 #![no_std]
@@ -29,6 +33,7 @@
 
 pub mod access;
 pub mod alignment;
+pub mod constant;
 pub mod conv;
 pub mod copy;
 pub mod dev;
@@ -38,6 +43,7 @@ pub mod matrix;
 pub mod probe;
 pub mod reduce;
 pub mod transfer;
+pub mod transpose;
 
 pub use conv::{LAUNCH_BOUNDS, LAUNCH_BOUNDS_MIN_SM};
 

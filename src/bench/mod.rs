@@ -8,8 +8,8 @@
 //! * [`report`]: how results are shown (text tables, JSON, SVG plots, byte
 //!   sizes).
 //! * one module per suite ([`copy`], [`conv`], [`matrix`], [`reduce`],
-//!   [`access`], [`alignment`], [`local`]); [`twin`]
-//!   builds the CUDA C++ twins some suites compare against, listed in [`SUITES`].
+//!   [`transfer`], [`access`], [`alignment`], [`local`], [`transpose`],
+//!   [`constant`]); [`twin`] builds the CUDA C++ twins some suites compare against, listed in [`SUITES`].
 //!
 //! Units everywhere: GB = 1e9 bytes; the bytes an operation moves are the
 //! bytes it reads plus the bytes it writes.
@@ -19,6 +19,7 @@ use std::path::PathBuf;
 
 pub mod access;
 pub mod alignment;
+pub mod constant;
 pub mod conv;
 pub mod copy;
 pub mod harness;
@@ -27,6 +28,7 @@ pub mod matrix;
 pub mod reduce;
 pub mod report;
 pub mod transfer;
+pub mod transpose;
 pub mod twin;
 
 /// A benchmark suite's name and one-line description (for `bench list`).
@@ -48,6 +50,8 @@ pub const SUITES: &[SuiteInfo] = &[
     access::SUITE,
     alignment::SUITE,
     local::SUITE,
+    transpose::SUITE,
+    constant::SUITE,
 ];
 
 /// Why a benchmark run stopped.
