@@ -19,6 +19,8 @@
 //! * [`query`], [`occupancy`], [`divergence`], [`reduce`]: the execution
 //!   model lesson: device query and Little's law, the occupancy calculator,
 //!   warp divergence, and sums of `i32`/`f32`/`f64`.
+//! * [`texture`]: texture memory: CUDA arrays, 2D texture objects (address
+//!   modes, linear filtering), convolution and resizing through them.
 //! * [`reference`]: rayon CPU references the kernels are verified against.
 //! * [`inspect`]: `ptxas` resource reports and SASS, for checking what the
 //!   compiler really emitted.
@@ -45,6 +47,7 @@ pub mod ptx;
 pub mod query;
 pub mod reduce;
 pub mod reference;
+pub mod texture;
 
 pub use copy::{CopyPlan, CopyPolicy, CopyVariant, Width};
 pub use cust::memory::DeviceCopy;
@@ -58,6 +61,7 @@ pub use module::PtxModule;
 pub use occupancy::{Occupancy, Suggestion};
 pub use pitched::{PitchedBuffer, Rect};
 pub use reduce::{ReduceElem, ReducePlan, ReducePolicy, ReduceVariant};
+pub use texture::{AddressMode, Coordinates, CudaArray, FilterMode, Texture2d, TextureDesc};
 
 /// The device crate (kernels' shared constants and index arithmetic).
 pub use coalesce_kernels as kernels;

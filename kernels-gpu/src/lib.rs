@@ -17,6 +17,8 @@
 //!   layouts, and `sum_matrix_2d` with the block shape chosen at launch.
 //! * [`divergence`]: the warp-divergence lesson's `math_kernel1..4`.
 //! * [`reduce`]: sums of `i32`/`f32`/`f64` (neighbored, interleaved, fast).
+//! * [`texture`]: reads through the texture unit (texture objects, address
+//!   modes, linear filtering): fetch, convolution and resize kernels.
 //! * [`probe`]: one small kernel per device-support piece, so each piece is
 //!   exercised on the GPU and inspected in SASS.
 #![no_std]
@@ -29,6 +31,7 @@ pub mod divergence;
 pub mod matrix;
 pub mod probe;
 pub mod reduce;
+pub mod texture;
 
 pub use conv::{LAUNCH_BOUNDS, LAUNCH_BOUNDS_MIN_SM};
 
