@@ -26,7 +26,8 @@
 //! `δ·|∂f/∂α| ≤ δ·max(|T[i+1, j] − T[i, j]|, |T[i+1, j+1] − T[i, j+1]|)`,
 //! the same along y, plus `δ²` times the sum of the four texels'
 //! magnitudes for both at once. The hardware also scales normalized
-//! coordinates by `n` in `f32` (allowed for as `2⁻²³·|x|`, added to `δ`).
+//! coordinates by `n` in `f32` (allowed for as `2⁻²³·(|x| + n)`, added to
+//! `δ`: wrap and mirror scale the wrapped coordinate, up to `n`).
 //! On top, [`ARITHMETIC`] allows for the blend's own rounding (`2⁻¹⁶` of
 //! the largest texel magnitude: generous for `f32`, far below the weight
 //! term wherever neighbouring texels differ). Where the exact fractions
@@ -40,6 +41,10 @@ use crate::conv::reference::Checked;
 
 /// The largest error of one filtering weight: 1/256 (8 fractional bits).
 pub const WEIGHT_STEP: f64 = 1.0 / 256.0;
+
+/// Relative error allowed for the hardware's `f32` scaling of normalized
+/// coordinates by the texture's size: `2⁻²³`.
+pub const SCALING: f64 = 1.0 / 8_388_608.0;
 
 /// Allowance for the rounding of the bilinear blend, relative to the
 /// largest magnitude among the four texels: `2⁻¹⁶`.
@@ -125,11 +130,12 @@ pub fn linear(tex: Texels<'_>, desc: &TextureDesc, u: f32, v: f32) -> LinearSamp
     let (t00, t10, t01, t11) = (at(0, 0), at(1, 0), at(0, 1), at(1, 1));
     let value = (1.0 - a) * (1.0 - b) * t00 + a * (1.0 - b) * t10 + (1.0 - a) * b * t01 + a * b * t11;
     // The hardware scales normalized coordinates in f32.
-    let scaling = |p: f64| match desc.coordinates {
+    // (Wrapped or mirrored first: a position up to n.)
+    let scaling = |p: f64, n: usize| match desc.coordinates {
         Coordinates::Pixel => 0.0,
-        Coordinates::Normalized => p.abs() * f64::EPSILON * 2f64.powi(29),
+        Coordinates::Normalized => (p.abs() + n as f64) * SCALING,
     };
-    let (dx, dy) = (WEIGHT_STEP + scaling(x), WEIGHT_STEP + scaling(y));
+    let (dx, dy) = (WEIGHT_STEP + scaling(x, tex.width), WEIGHT_STEP + scaling(y, tex.height));
     let slope_x = (t10 - t00).abs().max((t11 - t01).abs());
     let slope_y = (t01 - t00).abs().max((t11 - t10).abs());
     let sum = t00.abs() + t10.abs() + t01.abs() + t11.abs();
