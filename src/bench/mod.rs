@@ -7,7 +7,8 @@
 //!   samples, statistics) — the one place that decides it.
 //! * [`report`]: how results are shown (text tables, JSON, SVG plots, byte
 //!   sizes).
-//! * one module per suite ([`copy`], [`conv`], [`matrix`], [`reduce`]); [`twin`]
+//! * one module per suite ([`copy`], [`conv`], [`matrix`], [`reduce`],
+//!   [`texture`]); [`twin`]
 //!   builds the CUDA C++ twins some suites compare against, listed in [`SUITES`].
 //!
 //! Units everywhere: GB = 1e9 bytes; the bytes an operation moves are the
@@ -22,6 +23,7 @@ pub mod harness;
 pub mod matrix;
 pub mod reduce;
 pub mod report;
+pub mod texture;
 pub mod twin;
 
 /// A benchmark suite's name and one-line description (for `bench list`).
@@ -34,7 +36,7 @@ pub struct SuiteInfo {
 }
 
 /// Every suite, in the order `bench list` shows them.
-pub const SUITES: &[SuiteInfo] = &[copy::SUITE, conv::SUITE, matrix::SUITE, reduce::SUITE];
+pub const SUITES: &[SuiteInfo] = &[copy::SUITE, conv::SUITE, matrix::SUITE, reduce::SUITE, texture::SUITE];
 
 /// Why a benchmark run stopped.
 #[derive(Debug)]
