@@ -17,15 +17,14 @@
 //! Without a GPU it says so, computes the blur with the CPU reference and
 //! writes the same two images.
 
-use std::fs::File;
-use std::io::BufWriter;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::Parser;
 use coalesce::conv::conv2d::{Conv2d, Conv2dVariant, Separable};
 use coalesce::conv::reference::compare;
 use coalesce::conv::reference2d::{Image, conv2d_checked, outer_product, separable_checked};
 use coalesce::conv::{Boundary, ConvOp, gaussian, parse_boundary};
+use coalesce::picture::{Picture, generated, read_png, write_png};
 use coalesce::{DeviceBuffer, Gpu};
 
 #[derive(Parser)]
@@ -59,13 +58,6 @@ struct Args {
     /// Where before.png and after.png go.
     #[arg(long, default_value = "target/conv2d_blur")]
     out_dir: PathBuf,
-}
-
-/// Planar `f32` channels in `[0, 1]`.
-struct Picture {
-    width: usize,
-    height: usize,
-    channels: Vec<Vec<f32>>,
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -166,66 +158,5 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let after = Picture { width: w, height: h, channels };
     write_png(&args.out_dir.join("after.png"), &after)?;
     println!("wrote {} and after.png", args.out_dir.join("before.png").display());
-    Ok(())
-}
-
-/// An RGB test pattern: stripes, a checkerboard and rings, with sharp
-/// edges so the blur is visible.
-fn generated(w: usize, h: usize) -> Picture {
-    let mut channels = vec![vec![0f32; w * h]; 3];
-    for y in 0..h {
-        for x in 0..w {
-            let (fx, fy) = (x as f32, y as f32);
-            let checker = ((x / 32 + y / 32) % 2) as f32;
-            let (dx, dy) = (fx - w as f32 / 2.0, fy - h as f32 / 2.0);
-            let ring = if ((dx * dx + dy * dy).sqrt() as usize / 24).is_multiple_of(2) { 1.0 } else { 0.0 };
-            let stripes = if (x + y) % 16 < 3 { 1.0 } else { 0.0 };
-            channels[0][y * w + x] = checker;
-            channels[1][y * w + x] = ring;
-            channels[2][y * w + x] = 0.5 * stripes + 0.5 * (0.5 + 0.5 * (fx / 40.0).sin() * (fy / 30.0).cos());
-        }
-    }
-    Picture { width: w, height: h, channels }
-}
-
-fn read_png(path: &Path) -> Result<Picture, Box<dyn std::error::Error>> {
-    let mut decoder = png::Decoder::new(File::open(path)?);
-    decoder.set_transformations(png::Transformations::EXPAND | png::Transformations::STRIP_16);
-    let mut reader = decoder.read_info()?;
-    let mut buf = vec![0u8; reader.output_buffer_size()];
-    let info = reader.next_frame(&mut buf)?;
-    let (w, h) = (info.width as usize, info.height as usize);
-    let stride = match info.color_type {
-        png::ColorType::Grayscale => 1,
-        png::ColorType::GrayscaleAlpha => 2,
-        png::ColorType::Rgb => 3,
-        png::ColorType::Rgba => 4,
-        png::ColorType::Indexed => return Err("indexed PNG was not expanded".into()),
-    };
-    let n = if stride <= 2 { 1 } else { 3 };
-    let line = info.line_size;
-    let mut channels = vec![vec![0f32; w * h]; n];
-    for y in 0..h {
-        for x in 0..w {
-            for (c, ch) in channels.iter_mut().enumerate() {
-                ch[y * w + x] = buf[y * line + x * stride + c] as f32 / 255.0;
-            }
-        }
-    }
-    Ok(Picture { width: w, height: h, channels })
-}
-
-fn write_png(path: &Path, p: &Picture) -> Result<(), Box<dyn std::error::Error>> {
-    let n = p.channels.len();
-    let mut enc = png::Encoder::new(BufWriter::new(File::create(path)?), p.width as u32, p.height as u32);
-    enc.set_color(if n == 1 { png::ColorType::Grayscale } else { png::ColorType::Rgb });
-    enc.set_depth(png::BitDepth::Eight);
-    let mut data = vec![0u8; p.width * p.height * n];
-    for i in 0..p.width * p.height {
-        for (c, ch) in p.channels.iter().enumerate() {
-            data[i * n + c] = (ch[i].clamp(0.0, 1.0) * 255.0).round() as u8;
-        }
-    }
-    enc.write_header()?.write_image_data(&data)?;
     Ok(())
 }

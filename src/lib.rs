@@ -5,7 +5,8 @@
 //! against a rayon CPU reference and measured against the hardware's limits.
 //!
 //! This crate re-exports the host library ([`coalesce_host`]) and adds the
-//! benchmark harness behind the `coalesce` binary ([`bench`](mod@bench)).
+//! benchmark harness behind the `coalesce` binary ([`bench`](mod@bench)) and
+//! the examples' PNG images ([`picture`]).
 //!
 //! ```no_run
 //! use coalesce::{CopyVariant, Gpu};
@@ -27,3 +28,4 @@
 pub use coalesce_host::*;
 
 pub mod bench;
+pub mod picture;

@@ -16,7 +16,8 @@ use clap::{Args, Parser, Subcommand};
 use coalesce::Gpu;
 use coalesce::bench::report::{Align, Table, human_bytes, parse_size};
 use coalesce::bench::{
-    self, BenchError, access, alignment, constant, conv, copy, harness, local, matrix, reduce, transfer, transpose,
+    self, BenchError, access, alignment, constant, conv, copy, harness, local, matrix, reduce, texture, transfer,
+    transpose,
 };
 use coalesce::inspect::{Access, Tools};
 
@@ -86,6 +87,9 @@ enum BenchCommand {
     /// Constant memory: warp broadcast vs serialized reads, and the same
     /// patterns from global memory.
     Constant(ConstantArgs),
+    /// Texture memory: 2D convolution through the texture unit vs the
+    /// shared-memory tiled kernels, and bilinear resizing.
+    Texture(TextureArgs),
 }
 
 /// Options every suite takes.
@@ -505,6 +509,68 @@ fn constant_bench(gpu: &Gpu, args: &ConstantArgs) -> Result<(), BenchError> {
     constant::run(gpu, &opts).map(|_| ())
 }
 
+#[derive(Args)]
+struct TextureArgs {
+    /// Side of the square convolution image; 0 skips the convolution [default: 8192, 2048 with --quick].
+    #[arg(long)]
+    image: Option<usize>,
+    /// Square mask sizes, comma-separated (5 = 5x5) [default: 3,5,7,11; 3,5 with --quick].
+    #[arg(long, value_delimiter = ',')]
+    masks: Option<Vec<usize>>,
+    /// Boundary modes, comma-separated (zero, nearest, wrap, reflect) [default: all four].
+    #[arg(long, value_delimiter = ',')]
+    modes: Option<Vec<String>>,
+    /// Convolution variants, comma-separated (tex, tex_blocked, tex_pitched, tex_blocked_pitched, tiled, fast) [default: all].
+    #[arg(long, value_delimiter = ',')]
+    variants: Option<Vec<String>>,
+    /// Resizes, comma-separated IN:OUT square sides [default: 8192:4096,8192:2731,4096:8192,2048:8192].
+    #[arg(long, value_delimiter = ',', value_parser = parse_resize, conflicts_with = "no_resize")]
+    resize: Option<Vec<(usize, usize)>>,
+    /// Skip the resize part.
+    #[arg(long)]
+    no_resize: bool,
+    /// Seed of the random images and masks.
+    #[arg(long, default_value_t = 2026)]
+    seed: u64,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+/// `8192:4096`.
+fn parse_resize(text: &str) -> Result<(usize, usize), String> {
+    let (a, b) = text.split_once(':').ok_or_else(|| format!("`{text}` is not IN:OUT"))?;
+    let side = |s: &str| s.trim().parse::<usize>().map_err(|_| format!("`{s}` in `{text}` is not a side"));
+    Ok((side(a)?, side(b)?))
+}
+
+fn texture_bench(gpu: &Gpu, args: &TextureArgs) -> Result<(), BenchError> {
+    let base = if args.common.quick { texture::TextureOptions::quick() } else { texture::TextureOptions::default() };
+    let modes = match &args.modes {
+        Some(m) => m
+            .iter()
+            .map(|m| coalesce::conv::parse_boundary(m))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(BenchError::Options)?,
+        None => base.modes.clone(),
+    };
+    let variants = match &args.variants {
+        Some(v) => v.iter().map(|v| v.parse()).collect::<Result<Vec<_>, _>>().map_err(BenchError::Options)?,
+        None => base.variants.clone(),
+    };
+    let resize = if args.no_resize { Vec::new() } else { args.resize.clone().unwrap_or(base.resize.clone()) };
+    let opts = texture::TextureOptions {
+        image: args.image.unwrap_or(base.image),
+        masks: args.masks.clone().unwrap_or(base.masks.clone()),
+        modes,
+        variants,
+        resize,
+        settings: args.common.settings(base.settings),
+        out_dir: args.common.out.clone(),
+        seed: args.seed,
+    };
+    texture::run(gpu, &opts).map(|_| ())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
@@ -573,6 +639,7 @@ fn main() -> ExitCode {
         }),
         Command::Bench { suite: BenchCommand::Transpose(args) } => with_gpu(|gpu| transpose_bench(gpu, &args)),
         Command::Bench { suite: BenchCommand::Constant(args) } => with_gpu(|gpu| constant_bench(gpu, &args)),
+        Command::Bench { suite: BenchCommand::Texture(args) } => with_gpu(|gpu| texture_bench(gpu, &args)),
         Command::Sass { arch } => sass(arch),
     }
 }

@@ -560,3 +560,237 @@ pub(crate) unsafe fn mem_host_device_pointer(p: *mut c_void) -> Result<CUdevicep
     check("cuMemHostGetDevicePointer", unsafe { cuMemHostGetDevicePointer_v2(&mut d, p, 0) })?;
     Ok(d)
 }
+
+// Texture memory: CUDA arrays and texture objects (`texture.rs`).
+
+#[link(name = "cuda")]
+unsafe extern "C" {
+    fn cuArrayCreate_v2(handle: *mut CUarray, desc: *const ArrayDescriptor) -> CuResult;
+    fn cuArrayDestroy(handle: CUarray) -> CuResult;
+    fn cuTexObjectCreate(
+        tex: *mut u64,
+        res: *const ResourceDesc,
+        tex_desc: *const TexDesc,
+        view: *const c_void,
+    ) -> CuResult;
+    fn cuTexObjectDestroy(tex: u64) -> CuResult;
+}
+
+/// A CUDA array handle (`CUarray`).
+pub(crate) type CUarray = *mut c_void;
+
+/// `CU_MEMORYTYPE_ARRAY`
+pub(crate) const MEMORYTYPE_ARRAY: c_uint = 3;
+/// `CU_RESOURCE_TYPE_ARRAY`
+pub(crate) const RESOURCE_TYPE_ARRAY: c_uint = 0;
+/// `CU_RESOURCE_TYPE_PITCH2D`
+pub(crate) const RESOURCE_TYPE_PITCH2D: c_uint = 3;
+/// `CU_TRSF_NORMALIZED_COORDINATES`
+pub(crate) const TRSF_NORMALIZED_COORDINATES: c_uint = 2;
+
+/// `CUDA_ARRAY_DESCRIPTOR` (the `_v2` ABI): width and height in elements,
+/// the `CUarray_format` and the channels per element. 24 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ArrayDescriptor {
+    pub width: usize,
+    pub height: usize,
+    pub format: c_uint,
+    pub num_channels: c_uint,
+}
+
+/// The `array` member of `CUDA_RESOURCE_DESC`'s union.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub(crate) struct ResourceArray {
+    pub array: CUarray,
+}
+
+/// The `pitch2D` member of `CUDA_RESOURCE_DESC`'s union.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub(crate) struct ResourcePitch2d {
+    pub device: CUdeviceptr,
+    pub format: c_uint,
+    pub num_channels: c_uint,
+    pub width: usize,
+    pub height: usize,
+    pub pitch_in_bytes: usize,
+}
+
+/// `CUDA_RESOURCE_DESC`'s union: 128 bytes (its `reserved` member is 32
+/// ints), 8-byte aligned.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub(crate) union ResourceUnion {
+    pub array: ResourceArray,
+    pub pitch2d: ResourcePitch2d,
+    pub reserved: [c_int; 32],
+}
+
+/// `CUDA_RESOURCE_DESC`: the resource type (a C enum, then 4 bytes of
+/// padding), the 128-byte union, the flags (then 4 bytes of padding). 144
+/// bytes; checked against cust-raw's bindgen layout by a unit test.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub(crate) struct ResourceDesc {
+    pub res_type: c_uint,
+    pub res: ResourceUnion,
+    pub flags: c_uint,
+}
+
+/// `CUDA_TEXTURE_DESC`: address mode per dimension, filter mode, flags,
+/// anisotropy, the mipmap fields, the border colour and 12 reserved ints.
+/// 104 bytes; checked against cust-raw's bindgen layout by a unit test.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TexDesc {
+    pub address_mode: [c_uint; 3],
+    pub filter_mode: c_uint,
+    pub flags: c_uint,
+    pub max_anisotropy: c_uint,
+    pub mipmap_filter_mode: c_uint,
+    pub mipmap_level_bias: f32,
+    pub min_mipmap_level_clamp: f32,
+    pub max_mipmap_level_clamp: f32,
+    pub border_color: [f32; 4],
+    pub reserved: [c_int; 12],
+}
+
+/// Creates a CUDA array in the current context.
+pub(crate) fn array_create(desc: &ArrayDescriptor) -> Result<CUarray, DriverError> {
+    let mut handle: CUarray = std::ptr::null_mut();
+    // SAFETY: the descriptor has the driver's layout; writes one handle.
+    check("cuArrayCreate", unsafe { cuArrayCreate_v2(&mut handle, desc) })?;
+    Ok(handle)
+}
+
+/// Destroys a CUDA array.
+///
+/// # Safety
+/// `handle` came from [`array_create`] in the current context, is
+/// destroyed once, and no texture object or pending work uses it.
+pub(crate) unsafe fn array_destroy(handle: CUarray) -> Result<(), DriverError> {
+    // SAFETY: forwarded to the caller's contract.
+    check("cuArrayDestroy", unsafe { cuArrayDestroy(handle) })
+}
+
+/// Creates a texture object over the resource `res`.
+///
+/// # Safety
+/// The resource (array or pitched memory) is live in the current context
+/// and outlives the texture object.
+pub(crate) unsafe fn tex_object_create(res: &ResourceDesc, desc: &TexDesc) -> Result<u64, DriverError> {
+    let mut tex = 0u64;
+    // SAFETY: forwarded to the caller's contract; both descriptors have
+    // the driver's layout; no resource view.
+    check("cuTexObjectCreate", unsafe { cuTexObjectCreate(&mut tex, res, desc, std::ptr::null()) })?;
+    Ok(tex)
+}
+
+/// Destroys a texture object.
+///
+/// # Safety
+/// `tex` came from [`tex_object_create`], is destroyed once, and no
+/// pending work uses it.
+pub(crate) unsafe fn tex_object_destroy(tex: u64) -> Result<(), DriverError> {
+    // SAFETY: forwarded to the caller's contract.
+    check("cuTexObjectDestroy", unsafe { cuTexObjectDestroy(tex) })
+}
+
+#[cfg(test)]
+mod texture_layout {
+    use std::mem::{align_of, offset_of, size_of};
+
+    use cust::sys::{CUDA_ARRAY_DESCRIPTOR_st, CUDA_RESOURCE_DESC_st, CUDA_TEXTURE_DESC_st};
+
+    use super::{ArrayDescriptor, ResourceDesc, ResourcePitch2d, TexDesc};
+
+    #[test]
+    fn array_descriptor_matches_the_driver_header() {
+        type C = CUDA_ARRAY_DESCRIPTOR_st;
+        assert_eq!((size_of::<ArrayDescriptor>(), align_of::<ArrayDescriptor>()), (24, 8));
+        assert_eq!((size_of::<C>(), align_of::<C>()), (24, 8));
+        let ours = [
+            offset_of!(ArrayDescriptor, width),
+            offset_of!(ArrayDescriptor, height),
+            offset_of!(ArrayDescriptor, format),
+            offset_of!(ArrayDescriptor, num_channels),
+        ];
+        assert_eq!(
+            ours,
+            [offset_of!(C, Width), offset_of!(C, Height), offset_of!(C, Format), offset_of!(C, NumChannels)]
+        );
+        assert_eq!(ours, [0, 8, 16, 20]);
+    }
+
+    #[test]
+    fn resource_descriptor_matches_the_driver_header() {
+        type C = CUDA_RESOURCE_DESC_st;
+        assert_eq!((size_of::<ResourceDesc>(), align_of::<ResourceDesc>()), (144, 8));
+        assert_eq!((size_of::<C>(), align_of::<C>()), (144, 8));
+        assert_eq!(
+            [offset_of!(ResourceDesc, res_type), offset_of!(ResourceDesc, res), offset_of!(ResourceDesc, flags)],
+            [offset_of!(C, resType), offset_of!(C, res), offset_of!(C, flags)]
+        );
+        assert_eq!(offset_of!(ResourceDesc, res), 8);
+        // The pitch2D member, field for field.
+        type P = cust::sys::CUDA_RESOURCE_DESC_st__bindgen_ty_1__bindgen_ty_4;
+        assert_eq!(size_of::<ResourcePitch2d>(), size_of::<P>());
+        let ours = [
+            offset_of!(ResourcePitch2d, device),
+            offset_of!(ResourcePitch2d, format),
+            offset_of!(ResourcePitch2d, num_channels),
+            offset_of!(ResourcePitch2d, width),
+            offset_of!(ResourcePitch2d, height),
+            offset_of!(ResourcePitch2d, pitch_in_bytes),
+        ];
+        let theirs = [
+            offset_of!(P, devPtr),
+            offset_of!(P, format),
+            offset_of!(P, numChannels),
+            offset_of!(P, width),
+            offset_of!(P, height),
+            offset_of!(P, pitchInBytes),
+        ];
+        assert_eq!(ours, theirs);
+        assert_eq!(ours, [0, 8, 12, 16, 24, 32]);
+        assert_eq!(super::RESOURCE_TYPE_ARRAY, cust::sys::CUresourcetype::CU_RESOURCE_TYPE_ARRAY as u32);
+        assert_eq!(super::RESOURCE_TYPE_PITCH2D, cust::sys::CUresourcetype::CU_RESOURCE_TYPE_PITCH2D as u32);
+        assert_eq!(super::MEMORYTYPE_ARRAY, cust::sys::CUmemorytype::CU_MEMORYTYPE_ARRAY as u32);
+    }
+
+    #[test]
+    fn texture_descriptor_matches_the_driver_header() {
+        type C = CUDA_TEXTURE_DESC_st;
+        assert_eq!((size_of::<TexDesc>(), align_of::<TexDesc>()), (104, 4));
+        assert_eq!((size_of::<C>(), align_of::<C>()), (104, 4));
+        let ours = [
+            offset_of!(TexDesc, address_mode),
+            offset_of!(TexDesc, filter_mode),
+            offset_of!(TexDesc, flags),
+            offset_of!(TexDesc, max_anisotropy),
+            offset_of!(TexDesc, mipmap_filter_mode),
+            offset_of!(TexDesc, mipmap_level_bias),
+            offset_of!(TexDesc, min_mipmap_level_clamp),
+            offset_of!(TexDesc, max_mipmap_level_clamp),
+            offset_of!(TexDesc, border_color),
+            offset_of!(TexDesc, reserved),
+        ];
+        let theirs = [
+            offset_of!(C, addressMode),
+            offset_of!(C, filterMode),
+            offset_of!(C, flags),
+            offset_of!(C, maxAnisotropy),
+            offset_of!(C, mipmapFilterMode),
+            offset_of!(C, mipmapLevelBias),
+            offset_of!(C, minMipmapLevelClamp),
+            offset_of!(C, maxMipmapLevelClamp),
+            offset_of!(C, borderColor),
+            offset_of!(C, reserved),
+        ];
+        assert_eq!(ours, theirs);
+        assert_eq!(ours, [0, 12, 16, 20, 24, 28, 32, 36, 40, 56]);
+        assert_eq!(super::TRSF_NORMALIZED_COORDINATES, cust::sys::CU_TRSF_NORMALIZED_COORDINATES);
+    }
+}

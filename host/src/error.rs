@@ -276,6 +276,18 @@ pub enum Error {
         /// Width and height given.
         got: (usize, usize),
     },
+
+    /// A CUDA array or texture that cannot be made or used as asked (an
+    /// address mode that needs normalized coordinates, an extent beyond
+    /// the device's texture limits, a texture that does not suit the
+    /// kernel…); answered before the driver where it can be.
+    #[error("{op}: {problem}")]
+    Texture {
+        /// The operation.
+        op: &'static str,
+        /// What is wrong.
+        problem: crate::texture::TextureProblem,
+    },
 }
 
 impl Error {

@@ -29,6 +29,8 @@
 //! * [`transpose`]: matrix transpose, naive and through shared tiles with
 //!   and without bank conflicts; [`constant`]: constant-memory broadcast
 //!   against serialized reads, and the same patterns from global memory.
+//! * [`texture`]: texture memory: CUDA arrays, 2D texture objects (address
+//!   modes, linear filtering), convolution and resizing through them.
 //! * [`reference`]: rayon CPU references the kernels are verified against.
 //! * [`inspect`]: `ptxas` resource reports and SASS, for checking what the
 //!   compiler really emitted.
@@ -59,6 +61,7 @@ pub mod ptx;
 pub mod query;
 pub mod reduce;
 pub mod reference;
+pub mod texture;
 pub mod transfer;
 pub mod transpose;
 
@@ -78,6 +81,7 @@ pub use module::PtxModule;
 pub use occupancy::{Occupancy, Suggestion};
 pub use pitched::{PitchedBuffer, Rect};
 pub use reduce::{ReduceElem, ReducePlan, ReducePolicy, ReduceVariant};
+pub use texture::{AddressMode, Coordinates, CudaArray, FilterMode, Texture2d, TextureDesc};
 pub use transfer::{
     HostAllocFlags, MappedBuffer, PinnedBuffer, PipelineRun, ScaleAdd, Stage, StageSpan, TimingEvent, TransferStream,
 };

@@ -26,6 +26,8 @@
 //!   and without bank conflicts.
 //! * [`constant`]: constant-memory broadcast against serialized reads, and
 //!   the same patterns from global memory.
+//! * [`texture`]: reads through the texture unit (texture objects, address
+//!   modes, linear filtering): fetch, convolution and resize kernels.
 //! * [`probe`]: one small kernel per device-support piece, so each piece is
 //!   exercised on the GPU and inspected in SASS.
 #![no_std]
@@ -42,6 +44,7 @@ pub mod local;
 pub mod matrix;
 pub mod probe;
 pub mod reduce;
+pub mod texture;
 pub mod transfer;
 pub mod transpose;
 

@@ -9,7 +9,8 @@
 //!   sizes).
 //! * one module per suite ([`copy`], [`conv`], [`matrix`], [`reduce`],
 //!   [`transfer`], [`access`], [`alignment`], [`local`], [`transpose`],
-//!   [`constant`]); [`twin`] builds the CUDA C++ twins some suites compare against, listed in [`SUITES`].
+//!   [`constant`], [`texture`]); [`twin`] builds the CUDA C++ twins some
+//!   suites compare against, listed in [`SUITES`].
 //!
 //! Units everywhere: GB = 1e9 bytes; the bytes an operation moves are the
 //! bytes it reads plus the bytes it writes.
@@ -27,6 +28,7 @@ pub mod local;
 pub mod matrix;
 pub mod reduce;
 pub mod report;
+pub mod texture;
 pub mod transfer;
 pub mod transpose;
 pub mod twin;
@@ -52,6 +54,7 @@ pub const SUITES: &[SuiteInfo] = &[
     local::SUITE,
     transpose::SUITE,
     constant::SUITE,
+    texture::SUITE,
 ];
 
 /// Why a benchmark run stopped.
