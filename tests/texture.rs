@@ -210,8 +210,11 @@ fn linear_filtering_matches_the_bilinear_model() {
     }
     assert!(interpolated > 1000, "only {interpolated} samples fell between texels");
 
-    // Weights that are multiples of 1/256 are exact in 9-bit fixed point:
-    // only the blend's rounding remains.
+    // Coordinates whose weights are multiples of 1/256 (representable in
+    // the 9-bit weights): the hardware does not return the exact blend
+    // there either (on the H100 such samples differ from it by up to one
+    // weight step), so they are held to the same bound as any position, and
+    // the share that is exact is reported.
     for mode in [AddressMode::Clamp, AddressMode::Border] {
         let desc = TextureDesc::for_mode(mode, FilterMode::Linear);
         let tex = array.texture(&desc).unwrap();
@@ -226,19 +229,24 @@ fn linear_filtering_matches_the_bilinear_model() {
         };
         let (u, v) = (grid(&mut rng, w), grid(&mut rng, h));
         let got = fetch(&gpu, &tex, &u, &v);
+        let mut exact = 0;
         for i in 0..n {
             let s = model::linear(texels, &desc, u[i], v[i]);
             assert!(s.exact_weights, "({}, {}) is not on the 1/256 grid", u[i], v[i]);
+            let err = (f64::from(got[i]) - s.value).abs();
             assert!(
-                (f64::from(got[i]) - s.value).abs() <= s.arithmetic_bound,
-                "seed {seed}, {desc}: exact-weight sample {i} at ({}, {}) = {}, model {} ± {}",
+                err <= s.weight_bound + s.arithmetic_bound,
+                "seed {seed}, {desc}: grid sample {i} at ({}, {}) = {}, model {} ± {} (weights) + {}",
                 u[i],
                 v[i],
                 got[i],
                 s.value,
+                s.weight_bound,
                 s.arithmetic_bound
             );
+            exact += usize::from(err <= s.arithmetic_bound);
         }
+        println!("{desc}: {exact} of {n} samples on the 1/256 grid equal the exact blend to the rounding allowance");
     }
 }
 

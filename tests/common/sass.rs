@@ -38,11 +38,14 @@ fn assemble(test: &str) -> Vec<Compiled> {
     out
 }
 
-/// Asserts that kernel `r.name` of `c` has no stack frame and no spills,
-/// or, for a kernel listed in `coalesce_kernels::conv::ENTRY_SPILLS`, at
-/// most its spill bytes with every local-memory access (`LDL`/`STL`)
-/// before the kernel's first global load (so none inside its loops).
+/// Asserts that kernel `r.name` of `c` has no stack frame, no spills and
+/// no local-memory access, or, for a kernel listed in
+/// `coalesce_kernels::conv::ENTRY_SPILLS`, at most its spill bytes with no
+/// local-memory access (`LDL`/`STL`) inside an innermost loop (the hot
+/// loops stay in registers).
 pub fn assert_spills_allowed(c: &Compiled, r: &coalesce::inspect::KernelResources) {
+    let sass = c.kernel(&r.name).unwrap_or_else(|| panic!("sm_{}: {} not in the SASS", c.arch, r.name));
+    let local: Vec<&coalesce::inspect::Instr> = sass.iter().filter(|i| matches!(i.base(), "LDL" | "STL")).collect();
     let allowance = coalesce_kernels::conv::ENTRY_SPILLS.iter().find(|(n, _)| *n == r.name).map(|&(_, b)| b);
     let Some(bytes) = allowance else {
         assert_eq!(
@@ -52,6 +55,7 @@ pub fn assert_spills_allowed(c: &Compiled, r: &coalesce::inspect::KernelResource
             c.arch,
             r.name
         );
+        assert!(local.is_empty(), "sm_{} {}: local-memory accesses {local:?}", c.arch, r.name);
         return;
     };
     assert!(
@@ -61,9 +65,13 @@ pub fn assert_spills_allowed(c: &Compiled, r: &coalesce::inspect::KernelResource
         r.name,
         r.spill_stores
     );
-    let sass = c.kernel(&r.name).unwrap_or_else(|| panic!("sm_{}: {} not in the SASS", c.arch, r.name));
-    let first_global = sass.iter().position(|i| i.base() == "LDG").unwrap_or(sass.len());
-    let late: Vec<_> =
-        sass[first_global..].iter().filter(|i| matches!(i.base(), "LDL" | "STL")).map(|i| i.opcode.clone()).collect();
-    assert!(late.is_empty(), "sm_{} {}: local-memory accesses after the first global load: {late:?}", c.arch, r.name);
+    let loops = coalesce::inspect::innermost_loops(sass);
+    assert!(!loops.is_empty(), "sm_{} {}: no loop found in the SASS", c.arch, r.name);
+    let hot: Vec<_> = local.iter().filter(|i| loops.iter().any(|&(a, b)| a <= i.address && i.address <= b)).collect();
+    assert!(
+        hot.is_empty(),
+        "sm_{} {}: local-memory accesses inside innermost loops {loops:x?}: {hot:?}",
+        c.arch,
+        r.name
+    );
 }

@@ -818,7 +818,10 @@ mod tests {
         // FAST_X × STRIP_H outputs per thread.
         let p = plan_conv2d::<f32>(&H100, Conv2dVariant::Auto, (5, 5), (8192, 8192)).unwrap();
         assert_eq!((p.variant, p.kernel, p.mask), (Conv2dVariant::Fast, "conv2d_strip5_f32", MaskSource::Constant));
-        assert_eq!((p.block, p.tile, p.grid, p.shared_bytes), ((32, 8), (128, 8 * STRIP_H), (64, 8192 / 128), 0));
+        assert_eq!(
+            (p.block, p.tile, p.grid, p.shared_bytes),
+            ((32, 8), (128, 8 * STRIP_H), (64, 8192 / (8 * STRIP_H) as u32), 0)
+        );
         for (n, k) in [(3, "conv2d_strip3_f64"), (7, "conv2d_strip7_f64")] {
             assert_eq!(plan_conv2d::<f64>(&H100, Conv2dVariant::Fast, (n, n), (9, 9)).unwrap().kernel, k);
         }
