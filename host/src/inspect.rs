@@ -379,6 +379,7 @@ ptxas info    : Used 30 registers, 368 bytes cmem[0]
         assert_eq!(c.global_widths("copy_vec4"), vec![(Access::Load, 32), (Access::Load, 128), (Access::Store, 128)]);
         assert_eq!(c.global_widths("copy_bytes"), vec![(Access::Load, 8), (Access::Store, 8)]);
         assert!(c.has("copy_vec4", "LDC") && !c.has("copy_bytes", "LDC"));
+        let v4 = c.kernel("copy_vec4").unwrap();
         assert_eq!((v4[0].address, v4[3].address), (0, 0x4d0));
     }
 
