@@ -277,7 +277,7 @@ __device__ __forceinline__ int map_index32(int x, int n, unsigned mode) {
     }
 }
 
-#define STRIP_H 32
+#define STRIP_H 16
 #define STRIP_CHUNKS 4
 
 // Chunks per window row of a centred mask of width mw (strip_chunks).
@@ -468,6 +468,6 @@ extern "C" __global__ void LAUNCH_BOUNDS(256, 3) conv2d_cols_f32(CONV2D_PARAMS) 
 
 // The fast kernel's register form for centred 3 x 3, 5 x 5 and 7 x 7
 // masks (mask in CONV_MASK; mw, mh, left_x, left_y, mask unused).
-extern "C" __global__ void LAUNCH_BOUNDS(256, 4) conv2d_strip3_f32(CONV2D_PARAMS) { slide<3, 3>(IMAGE, output); }
-extern "C" __global__ void LAUNCH_BOUNDS(256, 4) conv2d_strip5_f32(CONV2D_PARAMS) { slide<5, 5>(IMAGE, output); }
+extern "C" __global__ void conv2d_strip3_f32(CONV2D_PARAMS) { slide<3, 3>(IMAGE, output); }
+extern "C" __global__ void conv2d_strip5_f32(CONV2D_PARAMS) { slide<5, 5>(IMAGE, output); }
 extern "C" __global__ void conv2d_strip7_f32(CONV2D_PARAMS) { slide<7, 7>(IMAGE, output); }

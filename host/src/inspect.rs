@@ -135,8 +135,6 @@ pub struct KernelResources {
 /// One SASS instruction.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Instr {
-    /// Byte offset in the kernel (the `/*0440*/` column).
-    pub address: u32,
     /// Opcode with modifiers, e.g. `LDG.E.128`.
     pub opcode: String,
     /// Guarded by a predicate (`@P0`, `@!P1`).
@@ -180,24 +178,6 @@ impl Instr {
     pub fn base(&self) -> &str {
         self.opcode.split('.').next().unwrap_or_default()
     }
-
-    /// For a branch (`BRA`), its target address (the operand `0x…`).
-    pub fn branch_target(&self) -> Option<u32> {
-        if self.base() != "BRA" {
-            return None;
-        }
-        let hex = self.operands.split([' ', ',']).rev().find_map(|t| t.trim().strip_prefix("0x"))?;
-        u32::from_str_radix(hex, 16).ok()
-    }
-}
-
-/// The innermost loops of a kernel's SASS, as `[start, end]` address
-/// ranges: each backward branch closes a loop from its target to itself,
-/// and a loop is innermost when no other loop lies inside it.
-pub fn innermost_loops(sass: &[Instr]) -> Vec<(u32, u32)> {
-    let loops: Vec<(u32, u32)> =
-        sass.iter().filter_map(|i| i.branch_target().filter(|&t| t <= i.address).map(|t| (t, i.address))).collect();
-    loops.iter().copied().filter(|&(a, b)| !loops.iter().any(|&(c, d)| (c, d) != (a, b) && a <= c && d <= b)).collect()
 }
 
 /// A PTX module assembled for one architecture.
@@ -299,11 +279,9 @@ pub fn parse_sass(text: &str) -> BTreeMap<String, Vec<Instr>> {
         }
         let Some(name) = &current else { continue };
         // `/*0440*/   @!P0 LDG.E.128 R4, desc[UR12][R4.64] ;   /* 0x... */`
-        let Some((addr, rest)) = t.strip_prefix("/*").and_then(|r| r.split_once("*/")).map(|(a, r)| (a, r.trim()))
-        else {
+        let Some(rest) = t.strip_prefix("/*").and_then(|r| r.split_once("*/")).map(|(_, r)| r.trim()) else {
             continue;
         };
-        let Ok(address) = u32::from_str_radix(addr.trim(), 16) else { continue };
         let body = rest.split(';').next().unwrap_or_default().trim();
         if body.is_empty() || body.starts_with("/*") {
             continue;
@@ -314,7 +292,6 @@ pub fn parse_sass(text: &str) -> BTreeMap<String, Vec<Instr>> {
         };
         let (opcode, operands) = body.split_once(char::is_whitespace).unwrap_or((body, ""));
         out.get_mut(name).expect("entry created above").push(Instr {
-            address,
             opcode: opcode.to_string(),
             predicated,
             operands: operands.trim().to_string(),
@@ -379,29 +356,5 @@ ptxas info    : Used 30 registers, 368 bytes cmem[0]
         assert_eq!(c.global_widths("copy_vec4"), vec![(Access::Load, 32), (Access::Load, 128), (Access::Store, 128)]);
         assert_eq!(c.global_widths("copy_bytes"), vec![(Access::Load, 8), (Access::Store, 8)]);
         assert!(c.has("copy_vec4", "LDC") && !c.has("copy_bytes", "LDC"));
-        let v4 = c.kernel("copy_vec4").unwrap();
-        assert_eq!((v4[0].address, v4[3].address), (0, 0x4d0));
-    }
-
-    #[test]
-    fn innermost_loops_come_from_backward_branches() {
-        let text = "
-		Function : k
-        /*0000*/                   MOV R1, R2 ;                         /* 0x0 */
-        /*0010*/                   LDL R3, [R1] ;                       /* 0x0 */
-        /*0020*/                   LDG.E R4, desc[UR4][R2.64] ;         /* 0x0 */
-        /*0030*/                   FFMA R5, R4, R4, R5 ;                /* 0x0 */
-        /*0040*/              @P0 BRA 0x20 ;                             /* 0x0 */
-        /*0050*/              @!P1 BRA P2, 0x10 ;                        /* 0x0 */
-        /*0060*/                   BRA 0x80 ;                            /* 0x0 */
-        /*0070*/                   EXIT ;                                /* 0x0 */
-";
-        let s = parse_sass(text);
-        let k = &s["k"];
-        assert_eq!(k[5].branch_target(), Some(0x10));
-        assert_eq!(k[6].branch_target(), Some(0x80));
-        assert_eq!(k[0].branch_target(), None);
-        // 0x10..0x50 encloses 0x20..0x40; the forward branch is no loop.
-        assert_eq!(innermost_loops(k), vec![(0x20, 0x40)]);
     }
 }

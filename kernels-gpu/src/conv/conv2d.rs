@@ -37,7 +37,7 @@ pub const FAST_Y: usize = 4;
 /// Output rows per thread of the fast kernel's register form (see
 /// [`fast_in_registers`]): each thread computes a `FAST_X × STRIP_H`
 /// strip, a block a `FAST_X · bx × STRIP_H · by` tile.
-pub const STRIP_H: usize = 32;
+pub const STRIP_H: usize = 16;
 
 /// The largest mask side the register form handles.
 pub const STRIP_MAX_MASK: usize = 7;

@@ -72,8 +72,6 @@ pub const LAUNCH_BOUNDS: &[(&str, u32, u32)] = &[
     ("conv2d_basic_f32", 256, 4),
     ("conv2d_const_f32", 256, 4),
     ("conv2d_fast_f32", 256, 3),
-    ("conv2d_strip3_f32", 256, 4),
-    ("conv2d_strip5_f32", 256, 4),
     ("conv2d_fast_gm_f32", 256, 3),
     ("conv2d_rows_f32", 256, 3),
     ("conv2d_cols_f32", 256, 3),
@@ -84,13 +82,3 @@ pub const LAUNCH_BOUNDS: &[(&str, u32, u32)] = &[
     ("conv2d_rows_f64", 256, 2),
     ("conv2d_cols_f64", 256, 2),
 ];
-
-/// The kernels of [`LAUNCH_BOUNDS`] whose bound costs a few spilled
-/// registers, with the most spill-store bytes allowed: the 2D strip
-/// kernels at 4 blocks of 256 threads (64 registers) keep the row loop in
-/// registers but spill some tile-loop values at entry (`STL` before any
-/// global load, `LDL` once per tile). Measured on the H100 at 8192², 5 × 5:
-/// 72% of the DRAM floor under this bound against 68–69% with the 80
-/// registers (3 blocks) `ptxas` takes without it. The SASS tests hold these
-/// kernels to the byte limits and to spills outside their loops.
-pub const ENTRY_SPILLS: &[(&str, u32)] = &[("conv2d_strip3_f32", 16), ("conv2d_strip5_f32", 64)];
