@@ -38,9 +38,11 @@ __constant__ float CONV_MASK[4096];
 
 // Position x (any integer) of an axis of length n mapped to the input
 // index it takes under mode, or -1 for a zero (map_index).
-__device__ __forceinline__ long long map_index(long long x, long long n, unsigned mode) {
+// I = long long (map_index) or int (map_index32, for the strip kernels).
+template <class I>
+__device__ __forceinline__ I map_index_t(I x, I n, unsigned mode) {
     if (0 <= x && x < n) return x;
-    long long p;
+    I p;
     switch (mode) {
     case 1:
         return x < 0 ? 0 : n - 1;
@@ -56,6 +58,10 @@ __device__ __forceinline__ long long map_index(long long x, long long n, unsigne
     default:
         return -1;
     }
+}
+
+__device__ __forceinline__ long long map_index(long long x, long long n, unsigned mode) {
+    return map_index_t<long long>(x, n, mode);
 }
 
 struct Image {
@@ -257,25 +263,7 @@ __device__ __forceinline__ void fast(Image img, float* output, M mask, size_t mw
 }
 
 // map_index in 32-bit arithmetic (map_index32), for the strip kernels.
-__device__ __forceinline__ int map_index32(int x, int n, unsigned mode) {
-    if (0 <= x && x < n) return x;
-    int p;
-    switch (mode) {
-    case 1:
-        return x < 0 ? 0 : n - 1;
-    case 2:
-        p = ((x % (2 * n)) + 2 * n) % (2 * n);
-        return p < n ? p : 2 * n - 1 - p;
-    case 3:
-        if (n == 1) return 0;
-        p = ((x % (2 * n - 2)) + (2 * n - 2)) % (2 * n - 2);
-        return p < n ? p : 2 * n - 2 - p;
-    case 4:
-        return ((x % n) + n) % n;
-    default:
-        return -1;
-    }
-}
+__device__ __forceinline__ int map_index32(int x, int n, unsigned mode) { return map_index_t<int>(x, n, mode); }
 
 #define STRIP_H 16
 #define STRIP_CHUNKS 4
