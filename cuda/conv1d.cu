@@ -144,11 +144,25 @@ __device__ __forceinline__ void fast_load(float (&v)[LOADS], const float* input,
     }
 }
 
-template <class M>
+// fast's outputs o … o + R − 1 (those below n).
+__device__ __forceinline__ void fast_store(float* output, size_t n, size_t o, const float (&acc)[FAST_OUTPUTS]) {
+    float* p = output + o;
+    if (o + FAST_OUTPUTS <= n && ((size_t)p % 16) == 0) {
+        *reinterpret_cast<float4*>(p) = make_float4(acc[0], acc[1], acc[2], acc[3]);
+    } else {
+        for (size_t r = 0; r < FAST_OUTPUTS; ++r)
+            if (o + r < n) p[r] = acc[r];
+    }
+}
+
+// CH = 0: chunk count at run time; CH > 0: CH = ceil(w / R) at compile
+// time, mask in CONV_MASK (the Rust kernels conv1d_fast{CH}_f32).
+template <class M, int CH>
 __device__ __forceinline__ void fast(const float* input, float* output, size_t n, M mask, size_t w, size_t left,
                                      unsigned mode) {
     const size_t R = FAST_OUTPUTS;
     const size_t LOADS = R + 1;
+    if (CH > 0 && (w + R - 1) / R != (size_t)CH) return;
     extern __shared__ __align__(16) float smem[];
     size_t threads = blockDim.x, t = threadIdx.x, tile = R * threads;
     size_t full = w / R, rem = w - full * R;
@@ -181,7 +195,26 @@ __device__ __forceinline__ void fast(const float* input, float* output, size_t n
         if (next < tiles && fast_staged(next, tile, left, span, LOADS * threads, n))
             fast_load(v, input, next * tile - left, t, threads, span);
         size_t o = tile_start + R * t;
-        if (o < n) {
+        if (CH > 0 && o < n) {
+            float acc[R] = {0.0f, 0.0f, 0.0f, 0.0f};
+            size_t base = R * t, last = w - R * (CH - 1);
+            float4 lo = *reinterpret_cast<const float4*>(&smem[base]);
+#pragma unroll
+            for (int c = 0; c < CH; ++c) {
+                float4 hi = *reinterpret_cast<const float4*>(&smem[base + (c + 1) * R]);
+                float x[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+#pragma unroll
+                for (int jj = 0; jj < (int)R; ++jj) {
+                    if (c + 1 < CH || (size_t)jj < last) {
+                        float m = CONV_MASK[c * R + jj];
+#pragma unroll
+                        for (size_t r = 0; r < R; ++r) acc[r] = fmaf(x[r + jj], m, acc[r]);
+                    }
+                }
+                lo = hi;
+            }
+            fast_store(output, n, o, acc);
+        } else if (o < n) {
             float acc[R] = {0.0f, 0.0f, 0.0f, 0.0f};
             size_t base = R * t;
             float4 lo = *reinterpret_cast<const float4*>(&smem[base]);
@@ -208,13 +241,7 @@ __device__ __forceinline__ void fast(const float* input, float* output, size_t n
                     }
                 }
             }
-            float* p = output + o;
-            if (o + R <= n && ((size_t)p % 16) == 0) {
-                *reinterpret_cast<float4*>(p) = make_float4(acc[0], acc[1], acc[2], acc[3]);
-            } else {
-                for (size_t r = 0; r < R; ++r)
-                    if (o + r < n) p[r] = acc[r];
-            }
+            fast_store(output, n, o, acc);
         }
         __syncthreads();
         b = next;
@@ -232,9 +259,18 @@ __device__ __forceinline__ void fast(const float* input, float* output, size_t n
 
 KERNEL(conv1d_basic_f32, direct, g, 256, 8)
 KERNEL(conv1d_const_f32, direct, ConstMask{}, 256, 8)
-KERNEL(conv1d_tiled_f32, tiled, ConstMask{}, 256, 5)
-KERNEL(conv1d_tiled_gm_f32, tiled, g, 256, 5)
+KERNEL(conv1d_tiled_f32, tiled, ConstMask{}, 256, 6)
+KERNEL(conv1d_tiled_gm_f32, tiled, g, 256, 6)
 KERNEL(conv1d_tiled_l2_f32, tiled_l2, ConstMask{}, 256, 6)
 KERNEL(conv1d_tiled_l2_gm_f32, tiled_l2, g, 256, 6)
-KERNEL(conv1d_fast_f32, fast, ConstMask{}, 256, 5)
-KERNEL(conv1d_fast_gm_f32, fast, g, 256, 4)
+#define FAST(M, CH) fast<M, CH>
+KERNEL(conv1d_fast_f32, FAST(ConstMask, 0), ConstMask{}, 256, 5)
+KERNEL(conv1d_fast_gm_f32, FAST(GlobalMask, 0), g, 256, 4)
+KERNEL(conv1d_fast1_f32, FAST(ConstMask, 1), ConstMask{}, 256, 5)
+KERNEL(conv1d_fast2_f32, FAST(ConstMask, 2), ConstMask{}, 256, 5)
+KERNEL(conv1d_fast3_f32, FAST(ConstMask, 3), ConstMask{}, 256, 5)
+KERNEL(conv1d_fast4_f32, FAST(ConstMask, 4), ConstMask{}, 256, 5)
+KERNEL(conv1d_fast5_f32, FAST(ConstMask, 5), ConstMask{}, 256, 5)
+KERNEL(conv1d_fast6_f32, FAST(ConstMask, 6), ConstMask{}, 256, 5)
+KERNEL(conv1d_fast7_f32, FAST(ConstMask, 7), ConstMask{}, 256, 5)
+KERNEL(conv1d_fast8_f32, FAST(ConstMask, 8), ConstMask{}, 256, 5)

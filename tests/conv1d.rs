@@ -3,7 +3,9 @@
 //! scipy's own outputs (no GPU needed).
 //!
 //! Widths: 1, 3, 5, 7, 31, 63, the constant-memory maximum and one more
-//! (which takes the global-memory kernels); an even width as well.
+//! (which takes the global-memory kernels); an even width as well; and
+//! every width from 1 to 33 at three lengths (the compile-time fast
+//! kernels and every tail of the four-tap steps).
 //! Lengths: 0, 1, w − 1, w, blockDim − 1, blockDim + 1, 2^20 + 7. Inputs
 //! are fresh random values in [−1, 1); outputs are poisoned first; views
 //! start one element into their buffers too, so vector stores meet a
@@ -13,7 +15,8 @@ mod common;
 
 use coalesce::conv::reference::{Checked, compare, conv1d, correlate1d_checked};
 use coalesce::conv::{
-    Boundary, Conv1d, Conv1dVariant, ConvElem, ConvOp, MaskSource, THREADS_1D, max_constant_taps, parse_boundary,
+    Boundary, Conv1d, Conv1dVariant, ConvElem, ConvOp, FAST_FIXED_MAX, MaskSource, THREADS_1D, max_constant_taps,
+    parse_boundary,
 };
 use coalesce::{Error, Gpu};
 use rand::Rng;
@@ -109,6 +112,45 @@ fn f64_every_variant_mode_width_and_length() {
     let gpu = gpu_or_skip!();
     let max = max_constant_taps::<f64>();
     sweep::<f64>("f64_every_variant_mode_width_and_length", &gpu, &[1, 3, 6, 31, max, max + 1]);
+}
+
+/// Every width from 1 to one past the compile-time fast kernels
+/// (`FAST_FIXED_MAX`): each of `conv1d_fast1` … `conv1d_fast8` at every
+/// width it serves, and every tail length (`w mod 4`) of the lesson
+/// kernels' four-tap steps, in every variant and mode.
+fn every_width<T: ConvElem + Default>(test: &str, gpu: &Gpu) {
+    let (mut rng, seed) = common::rng();
+    for w in 1..=FAST_FIXED_MAX + 1 {
+        let mask: Vec<T> = random(&mut rng, w);
+        for n in [w - 1, 1001, 4099] {
+            let input: Vec<T> = random(&mut rng, n);
+            for mode in Boundary::ALL {
+                let conv = Conv1d::new(gpu, &mask, ConvOp::Correlate, mode).unwrap();
+                let (taps, left) = ConvOp::Correlate.correlation_taps(&mask);
+                let want = correlate1d_checked(&input, &taps, left, mode).unwrap();
+                for variant in Conv1dVariant::ALL {
+                    let what = format!("{test} seed={seed} {} w={w} n={n} {} {}", T::NAME, mode.name(), variant.name());
+                    check_one(gpu, &conv, variant, &input, 0, &want, &what);
+                }
+            }
+        }
+        let k =
+            Conv1d::new(gpu, &mask, ConvOp::Correlate, Boundary::Zero).unwrap().plan(Conv1dVariant::Fast, 9).unwrap();
+        let fixed = w <= FAST_FIXED_MAX;
+        assert_eq!(k.kernel.starts_with(&format!("conv1d_fast{}_", w.div_ceil(4))), fixed, "w={w}: {}", k.kernel);
+    }
+}
+
+#[test]
+fn f32_every_width_up_to_the_fixed_fast_kernels() {
+    let gpu = gpu_or_skip!();
+    every_width::<f32>("f32_every_width_up_to_the_fixed_fast_kernels", &gpu);
+}
+
+#[test]
+fn f64_every_width_up_to_the_fixed_fast_kernels() {
+    let gpu = gpu_or_skip!();
+    every_width::<f64>("f64_every_width_up_to_the_fixed_fast_kernels", &gpu);
 }
 
 #[test]

@@ -160,9 +160,33 @@ fn convolution_kernels_use_shared_and_constant_memory() {
                 assert!(!ops.contains(&"LD") && !ops.contains(&"ST"), "sm_{} {k} uses generic LD/ST", c.arch);
                 assert!(c.has(&k, "BAR.SYNC"), "sm_{} {k}: no barrier", c.arch);
             }
-            for k in [format!("conv1d_fast_{ty}"), format!("conv1d_fast_gm_{ty}")] {
-                let wide = c.kernel(&k).unwrap().iter().any(|i| i.base() == "LDS" && i.opcode.ends_with(".128"));
+            let fixed = (1..=8).map(|ch| format!("conv1d_fast{ch}_{ty}"));
+            for k in [format!("conv1d_fast_{ty}"), format!("conv1d_fast_gm_{ty}")].into_iter().chain(fixed) {
+                let sass = c.kernel(&k).unwrap_or_else(|| panic!("sm_{}: {k} missing", c.arch));
+                let wide = sass.iter().any(|i| i.base() == "LDS" && i.opcode.ends_with(".128"));
                 assert!(wide, "sm_{} {k}: no 128-bit shared loads", c.arch);
+                assert!(c.has(&k, "BAR.SYNC"), "sm_{} {k}: no barrier", c.arch);
+            }
+            // The compile-time fast kernels read their taps at fixed
+            // constant-bank offsets only: no tap load through an address
+            // register (`c[0x3][R7]`, `c[0x3][UR4+0x8]`; `RZ` is offset 0).
+            for ch in 1..=8 {
+                let k = format!("conv1d_fast{ch}_{ty}");
+                let sass = c.kernel(&k).unwrap();
+                let taps: Vec<&str> =
+                    sass.iter().filter(|i| i.operands.contains("c[0x3]")).map(|i| i.operands.as_str()).collect();
+                assert!(!taps.is_empty(), "sm_{} {k}: the mask is not read from constant bank 3", c.arch);
+                let by_register = |o: &str| {
+                    o.split("c[0x3][").skip(1).any(|r| {
+                        let r = r.strip_prefix('U').unwrap_or(r);
+                        r.starts_with('R') && r[1..].starts_with(|ch: char| ch.is_ascii_digit())
+                    })
+                };
+                assert!(
+                    taps.iter().all(|o| !by_register(o)),
+                    "sm_{} {k}: a tap read through a register: {taps:?}",
+                    c.arch
+                );
             }
             let ldg = |k: &str| c.kernel(k).unwrap().iter().filter(|i| i.base() == "LDG").count();
             let bank3 = |k: &str| c.kernel(k).unwrap().iter().any(|i| i.operands.contains("c[0x3]"));

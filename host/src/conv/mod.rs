@@ -42,7 +42,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use bytemuck::Pod;
 use cust::memory::DeviceCopy;
 
-pub use coalesce_kernels::conv::conv1d::{FAST_OUTPUTS, fast_shared_elems, tiled_l2_shared_elems, tiled_shared_elems};
+pub use coalesce_kernels::conv::conv1d::{
+    FAST_FIXED_MAX, FAST_OUTPUTS, fast_fixed_chunks, fast_shared_elems, tiled_l2_shared_elems, tiled_shared_elems,
+};
 pub use coalesce_kernels::conv::{Boundary, CONV_MASK_BYTES};
 
 use crate::device::DeviceLimits;
@@ -486,7 +488,10 @@ pub fn plan_1d<T: ConvElem>(limits: &DeviceLimits, w: usize, variant: Conv1dVari
         ),
     })?;
     let global = mask == MaskSource::Global && algo != "basic";
-    let kernel = kernel_name(algo, global, T::NAME)?;
+    let kernel = match fast_fixed_chunks(w) {
+        Some(chunks) if algo == "fast" && !global => fast_fixed_kernel(chunks, T::NAME)?,
+        _ => kernel_name(algo, global, T::NAME)?,
+    };
     let tiles = n.div_ceil(tile);
     let grid = tiles.clamp(1, limits.max_grid_dim[0] as usize) as u32;
     Ok(Conv1dPlan {
@@ -515,6 +520,45 @@ pub fn persistent_grid(plan: Conv1dPlan, sm_count: u32, per_sm: u32) -> Conv1dPl
 /// block stays resident from start to end and pipelines its share of the
 /// tiles.
 pub const FAST_WAVES: u32 = 1;
+
+/// The compile-time form of the fast kernel with `chunks` 4-tap chunks
+/// (`1 ..= 8`, see [`fast_fixed_chunks`]), element type `ty`.
+fn fast_fixed_kernel(chunks: usize, ty: &str) -> Result<&'static str> {
+    const F32: [&str; 8] = [
+        "conv1d_fast1_f32",
+        "conv1d_fast2_f32",
+        "conv1d_fast3_f32",
+        "conv1d_fast4_f32",
+        "conv1d_fast5_f32",
+        "conv1d_fast6_f32",
+        "conv1d_fast7_f32",
+        "conv1d_fast8_f32",
+    ];
+    const F64: [&str; 8] = [
+        "conv1d_fast1_f64",
+        "conv1d_fast2_f64",
+        "conv1d_fast3_f64",
+        "conv1d_fast4_f64",
+        "conv1d_fast5_f64",
+        "conv1d_fast6_f64",
+        "conv1d_fast7_f64",
+        "conv1d_fast8_f64",
+    ];
+    let names = match ty {
+        "f32" => &F32,
+        "f64" => &F64,
+        _ => {
+            return Err(Error::InvalidArgument {
+                op: "conv1d",
+                message: format!("no fast kernel for element type {ty}"),
+            });
+        }
+    };
+    chunks.checked_sub(1).and_then(|i| names.get(i)).copied().ok_or_else(|| Error::InvalidArgument {
+        op: "conv1d",
+        message: format!("no compile-time fast kernel for {chunks} chunks"),
+    })
+}
 
 /// The kernel name for algorithm `algo` (`basic`, `const`, `tiled`,
 /// `tiled_l2`, `fast`), mask in global memory or not, element type `ty`.
@@ -615,7 +659,7 @@ mod tests {
     fn plans_follow_the_device_limits() {
         let h = DeviceLimits::H100;
         let p = plan_1d::<f32>(&h, 31, Conv1dVariant::Auto, 1 << 27).unwrap();
-        assert_eq!((p.variant, p.kernel, p.mask), (Conv1dVariant::Fast, "conv1d_fast_f32", MaskSource::Constant));
+        assert_eq!((p.variant, p.kernel, p.mask), (Conv1dVariant::Fast, "conv1d_fast8_f32", MaskSource::Constant));
         assert_eq!(p.grid as usize, (1usize << 27).div_ceil(FAST_OUTPUTS * 256));
         assert_eq!(p.shared_bytes as usize, fast_shared_elems(256, 31) * 4);
         let p = plan_1d::<f32>(&h, 5, Conv1dVariant::Tiled, 1000).unwrap();
@@ -626,6 +670,17 @@ mod tests {
         let p = plan_1d::<f32>(&h, max + 1, Conv1dVariant::Const, 9).unwrap();
         assert_eq!((p.kernel, p.mask), ("conv1d_basic_f32", MaskSource::Global));
         assert_eq!(plan_1d::<f64>(&h, 2049, Conv1dVariant::Fast, 9).unwrap().kernel, "conv1d_fast_gm_f64");
+        // The compile-time fast kernels: one per 4-tap chunk count up to
+        // FAST_FIXED_MAX taps, the run-time one beyond.
+        for (w, k) in
+            [(1, "conv1d_fast1_f32"), (4, "conv1d_fast1_f32"), (5, "conv1d_fast2_f32"), (32, "conv1d_fast8_f32")]
+        {
+            assert_eq!(plan_1d::<f32>(&h, w, Conv1dVariant::Fast, 9).unwrap().kernel, k, "w = {w}");
+        }
+        assert_eq!(plan_1d::<f64>(&h, 9, Conv1dVariant::Auto, 9).unwrap().kernel, "conv1d_fast3_f64");
+        assert_eq!(plan_1d::<f32>(&h, FAST_FIXED_MAX + 1, Conv1dVariant::Fast, 9).unwrap().kernel, "conv1d_fast_f32");
+        assert!(fast_fixed_kernel(0, "f32").is_err() && fast_fixed_kernel(9, "f32").is_err());
+        assert!(fast_fixed_kernel(1, "f16").is_err());
         // A tile that cannot fit: an error naming the limit, and Auto falls back.
         let huge = 100_000;
         let e = plan_1d::<f32>(&h, huge, Conv1dVariant::Tiled, 9).unwrap_err().to_string();

@@ -130,6 +130,24 @@ map_index_fn!(
     map_index32, i32, u32
 );
 
+/// [`map_index`] as the kernels call it. In-range positions map at once;
+/// for the others the axis length first passes through an opaque register
+/// move, so the compiler keeps the modes' arithmetic (`2n`, `2n − 2`, the
+/// remainders' corrections, …) on this rarely taken path. Without it that
+/// arithmetic is loop-invariant and is hoisted in front of the kernels'
+/// grid-stride loops, where every thread runs it, edge or not.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub fn map_index_edge(x: isize, n: isize, mode: u32) -> Option<usize> {
+    if 0 <= x && x < n {
+        return Some(x as usize);
+    }
+    let mut n = n;
+    // SAFETY: a register move; not `pure`, so it is not hoisted.
+    unsafe { core::arch::asm!("mov.b64 {0}, {0};", inout(reg64) n, options(nomem, nostack, preserves_flags)) };
+    map_index(x, n, mode)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,7 +10,10 @@
 //!
 //! The kernels whose names end in `_gm_f32` / `_gm_f64` are the tiled and
 //! fast kernels with the mask in global memory instead, for masks wider
-//! than the constant array holds.
+//! than the constant array holds. `conv1d_fast1_*` … `conv1d_fast8_*` are
+//! the fast kernel for masks of up to [`FAST_FIXED_MAX`] taps with the
+//! number of 4-tap chunks fixed at compile time ([`fast_fixed_chunks`]):
+//! the tap loop unrolled, each tap a constant-bank operand.
 //!
 //! All take `(input, output, n, mask, w, left, mode)`: `n` elements in and
 //! out, `mask` a global copy of the `w` taps (read only by the
@@ -20,6 +23,17 @@
 
 /// Outputs per thread of the fast kernel (its register block).
 pub const FAST_OUTPUTS: usize = 4;
+
+/// The widest mask (taps) with a compile-time form of the fast kernel:
+/// `conv1d_fast{c}_f32` / `_f64` for `c = ceil(w / FAST_OUTPUTS)` in
+/// `1 ..= FAST_FIXED_MAX / FAST_OUTPUTS`, the mask in constant memory.
+pub const FAST_FIXED_MAX: usize = 32;
+
+/// The compile-time form of the fast kernel for a `w`-tap mask in
+/// constant memory, if there is one: its chunk count `ceil(w / 4)`.
+pub const fn fast_fixed_chunks(w: usize) -> Option<usize> {
+    if w >= 1 && w <= FAST_FIXED_MAX { Some(w.div_ceil(FAST_OUTPUTS)) } else { None }
+}
 
 /// Shared-memory elements of `conv1d_tiled` at `threads` per block and
 /// mask width `w`: the tile plus its halo, `threads + w − 1`.
@@ -44,8 +58,8 @@ pub const fn fast_shared_elems(threads: usize, w: usize) -> usize {
 mod kernels {
     use super::FAST_OUTPUTS;
     use crate::conv::CONV_MASK;
-    use crate::conv::boundary::map_index;
-    use crate::conv::elem::ConvElem;
+    use crate::conv::boundary::{map_index, map_index_edge};
+    use crate::conv::elem::{ConvElem, dot, mask_tap, opaque, unroll};
     use crate::dev::grid::{GridStride, grid_stride};
     use crate::dev::index::{block_dim_x, block_idx_x, grid_dim_x, thread_idx_x};
     use crate::dev::shared::{Shared, dynamic};
@@ -53,6 +67,9 @@ mod kernels {
 
     /// Where a kernel reads its mask taps.
     trait Mask<T>: Copy {
+        /// True for the mask in constant memory (`CONV_MASK`).
+        const CONSTANT: bool;
+
         /// Tap `j` (`j < w`).
         ///
         /// # Safety
@@ -65,6 +82,8 @@ mod kernels {
     struct ConstMask;
 
     impl<T: ConvElem> Mask<T> for ConstMask {
+        const CONSTANT: bool = true;
+
         #[inline(always)]
         unsafe fn tap(self, j: usize) -> T {
             // SAFETY: the host wrote `w` taps (w · size ≤ CONV_MASK_BYTES).
@@ -77,6 +96,8 @@ mod kernels {
     struct GlobalMask<T>(*const T);
 
     impl<T: ConvElem> Mask<T> for GlobalMask<T> {
+        const CONSTANT: bool = false;
+
         #[inline(always)]
         unsafe fn tap(self, j: usize) -> T {
             // SAFETY: the host passes a mask of `w` taps.
@@ -92,6 +113,23 @@ mod kernels {
     unsafe fn fetch<T: ConvElem>(input: *const T, n: usize, x: isize, mode: u32) -> T {
         match map_index(x, n as isize, mode) {
             // SAFETY: map_index returns indices below n.
+            Some(k) => unsafe { *input.add(k) },
+            None => T::ZERO,
+        }
+    }
+
+    /// [`fetch`] through [`map_index_edge`]: for the lesson's kernels,
+    /// whose grid-stride loops run about once per thread, so the modes'
+    /// arithmetic is better left on the edge path than hoisted in front of
+    /// the loop. (The persistent fast kernel keeps [`fetch`]: its loop runs
+    /// many times, and the edge form costs it registers.)
+    ///
+    /// # Safety
+    /// `input` valid for `n > 0` elements.
+    #[inline(always)]
+    unsafe fn fetch_edge<T: ConvElem>(input: *const T, n: usize, x: isize, mode: u32) -> T {
+        match map_index_edge(x, n as isize, mode) {
+            // SAFETY: map_index_edge returns indices below n.
             Some(k) => unsafe { *input.add(k) },
             None => T::ZERO,
         }
@@ -116,14 +154,13 @@ mod kernels {
             if start >= 0 && start as usize + w <= n {
                 // SAFETY: the window [start, start + w) lies inside the input.
                 let p = unsafe { input.add(start as usize) };
-                for j in 0..w {
-                    // SAFETY: j < w, inside the window and the mask.
-                    acc = T::fma(unsafe { *p.add(j) }, unsafe { mask.tap(j) }, acc);
-                }
+                // SAFETY: dot reads j < w: inside the window and the mask.
+                acc = unsafe { dot(acc, w, |j| *p.add(j), |j| mask.tap(j)) };
             } else {
                 for j in 0..w {
                     // SAFETY: fetch maps any position into the input; j < w.
-                    acc = T::fma(unsafe { fetch(input, n, start + j as isize, mode) }, unsafe { mask.tap(j) }, acc);
+                    acc =
+                        T::fma(unsafe { fetch_edge(input, n, start + j as isize, mode) }, unsafe { mask.tap(j) }, acc);
                 }
             }
             // SAFETY: i < n.
@@ -153,6 +190,9 @@ mod kernels {
         let s: Shared<T> = unsafe { dynamic() };
         let tiles = n.div_ceil(threads);
         for b in GridStride::new(block_idx_x() as usize, grid_dim_x() as usize, tiles) {
+            // The thread's shared-memory offsets are computed here, where
+            // they are used, not held in registers across the loop.
+            let t = opaque(t);
             let tile_start = b * threads;
             let origin = tile_start as isize - left as isize;
             // Left halo: the last `left` threads (looping when the halo is
@@ -160,17 +200,17 @@ mod kernels {
             let mut h = (t + left) % threads;
             while h < left {
                 // SAFETY: h < left, inside the buffer; fetch maps any position.
-                unsafe { s.write(h, fetch(input, n, origin + h as isize, mode)) };
+                unsafe { s.write(h, fetch_edge(input, n, origin + h as isize, mode)) };
                 h += threads;
             }
             // The block's own cells.
             // SAFETY: left + t < threads + w − 1.
-            unsafe { s.write(left + t, fetch(input, n, (tile_start + t) as isize, mode)) };
+            unsafe { s.write(left + t, fetch_edge(input, n, (tile_start + t) as isize, mode)) };
             // Right halo: the first `right` threads.
             h = t;
             while h < right {
                 // SAFETY: left + threads + h < threads + w − 1.
-                unsafe { s.write(left + threads + h, fetch(input, n, (tile_start + threads + h) as isize, mode)) };
+                unsafe { s.write(left + threads + h, fetch_edge(input, n, (tile_start + threads + h) as isize, mode)) };
                 h += threads;
             }
             // SAFETY: reached by every thread of the block (the loop bound
@@ -178,11 +218,8 @@ mod kernels {
             unsafe { sync_threads() };
             let i = tile_start + t;
             if i < n {
-                let mut acc = T::ZERO;
-                for j in 0..w {
-                    // SAFETY: t + j < threads + w − 1; j < w.
-                    acc = T::fma(unsafe { s.read(t + j) }, unsafe { mask.tap(j) }, acc);
-                }
+                // SAFETY: dot reads j < w: t + j < threads + w − 1.
+                let acc = unsafe { dot(T::ZERO, w, |j| s.read(t + j), |j| mask.tap(j)) };
                 // SAFETY: i < n.
                 unsafe { *output.add(i) = acc };
             }
@@ -211,6 +248,8 @@ mod kernels {
         let s: Shared<T> = unsafe { dynamic() };
         let tiles = n.div_ceil(threads);
         for b in GridStride::new(block_idx_x() as usize, grid_dim_x() as usize, tiles) {
+            // As in `tiled`: offsets computed where they are used.
+            let t = opaque(t);
             let tile_start = b * threads;
             let tile_end = if tile_start + threads < n { tile_start + threads } else { n };
             let i = tile_start + t;
@@ -230,7 +269,7 @@ mod kernels {
                         unsafe { s.read(x as usize - tile_start) }
                     } else {
                         // SAFETY: fetch maps any position into the input.
-                        unsafe { fetch(input, n, x, mode) }
+                        unsafe { fetch_edge(input, n, x, mode) }
                     };
                     // SAFETY: j < w.
                     acc = T::fma(v, unsafe { mask.tap(j) }, acc);
@@ -240,6 +279,30 @@ mod kernels {
             }
             // SAFETY: as above.
             unsafe { sync_threads() };
+        }
+    }
+
+    /// Stores the fast kernel's `R` outputs `o … o + R − 1` (those below
+    /// `n`): one vector store when all are inside and `output + o` is
+    /// 16-byte aligned.
+    ///
+    /// # Safety
+    /// `output` valid for `n` elements; `o < n`.
+    #[inline(always)]
+    unsafe fn store<T: ConvElem>(output: *mut T, n: usize, o: usize, acc: [T; FAST_OUTPUTS]) {
+        // SAFETY: o + r < n for every element stored; the vector store
+        // needs 16-byte alignment, checked.
+        unsafe {
+            let p = output.add(o);
+            if o + FAST_OUTPUTS <= n && (p as usize).is_multiple_of(16) {
+                T::store4(p, acc);
+            } else {
+                for (r, &v) in acc.iter().enumerate() {
+                    if o + r < n {
+                        *p.add(r) = v;
+                    }
+                }
+            }
         }
     }
 
@@ -264,8 +327,13 @@ mod kernels {
     /// and stores the loads to shared memory at the top of the next
     /// iteration. Edge tiles and masks wider than `LOADS` loads per thread
     /// load at the top of their iteration as before.
+    ///
+    /// `CH` is 0, or the mask's chunk count `ceil(w / R)` known at compile
+    /// time (mask in constant memory only): the chunk loop is then
+    /// unrolled and every tap is a constant-bank operand with an
+    /// immediate offset, instead of a run-time `ld.const` per tap.
     #[inline(always)]
-    unsafe fn fast<T: ConvElem, M: Mask<T>>(
+    unsafe fn fast<T: ConvElem, M: Mask<T>, const CH: usize>(
         input: *const T,
         output: *mut T,
         n: usize,
@@ -275,6 +343,11 @@ mod kernels {
         mode: u32,
     ) {
         const R: usize = FAST_OUTPUTS;
+        const { assert!(CH == 0 || (M::CONSTANT && CH <= 8)) };
+        if CH > 0 && w.div_ceil(R) != CH {
+            // Not this kernel's mask width (the host never launches it so).
+            return;
+        }
         // Loads per thread of the interior tile: R for the outputs plus
         // one for the halo, enough while R·⌈w/R⌉ ≤ blockDim (w ≤ 256 at
         // 256 threads); wider masks take the plain loop.
@@ -359,7 +432,31 @@ mod kernels {
                 load(next, &mut v);
             }
             let o = tile_start + R * t;
-            if o < n {
+            if o < n && CH > 0 {
+                let mut acc = [T::ZERO; R];
+                let base = R * t;
+                // Taps in the last chunk (1 ..= R): CH = ceil(w / R).
+                let last = w - R * (CH - 1);
+                // SAFETY: base + R ≤ span; base is a multiple of R = 4.
+                let mut lo = unsafe { T::read4(s, base) };
+                unroll!(const C in [0, 1, 2, 3, 4, 5, 6, 7] below CH => {
+                    // SAFETY: base + (C + 1)·R + R ≤ R·threads + R·CH = span.
+                    let hi = unsafe { T::read4(s, base + (C + 1) * R) };
+                    let x = [lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]];
+                    unroll!(const JJ in [0, 1, 2, 3] below R => {
+                        if C + 1 < CH || JJ < last {
+                            // SAFETY: C·R + JJ < w: the host wrote w taps.
+                            let m: T = mask_tap!(T, C * R + JJ);
+                            unroll!(r in [0, 1, 2, 3] below R => {
+                                acc[r] = T::fma(x[r + JJ], m, acc[r]);
+                            });
+                        }
+                    });
+                    lo = hi;
+                });
+                // SAFETY: as below.
+                unsafe { store(output, n, o, acc) };
+            } else if o < n {
                 let mut acc = [T::ZERO; R];
                 let base = R * t;
                 // The shared reads below stay inside: base + (c + 1)·R + R ≤
@@ -393,20 +490,8 @@ mod kernels {
                         }
                     }
                 }
-                // SAFETY: o + r < n for every element stored; the vector
-                // store needs 16-byte alignment, checked.
-                unsafe {
-                    let p = output.add(o);
-                    if o + R <= n && (p as usize).is_multiple_of(16) {
-                        T::store4(p, acc);
-                    } else {
-                        for (r, &v) in acc.iter().enumerate() {
-                            if o + r < n {
-                                *p.add(r) = v;
-                            }
-                        }
-                    }
-                }
+                // SAFETY: o < n.
+                unsafe { store(output, n, o, acc) };
             }
             // SAFETY: as above; the next tile overwrites the buffer.
             unsafe { sync_threads() };
@@ -415,7 +500,13 @@ mod kernels {
     }
 
     macro_rules! conv1d_kernel {
+        ($name:ident, $t:ty, fast, $mask:expr) => {
+            conv1d_kernel!($name, $t, fast::<_, _, 0>, $mask);
+        };
         ($name:ident, $t:ty, $algo:ident, $mask:expr) => {
+            conv1d_kernel!($name, $t, $algo::<_, _>, $mask);
+        };
+        ($name:ident, $t:ty, $algo:ident::<_, _ $(, $ch:literal)?>, $mask:expr) => {
             /// See the module documentation (`conv::conv1d`).
             ///
             /// # Safety
@@ -436,7 +527,7 @@ mod kernels {
             ) {
                 let global = GlobalMask(mask);
                 // SAFETY: same contract.
-                unsafe { $algo::<$t, _>(input, output, n, $mask(global), w as usize, left as usize, mode) }
+                unsafe { $algo::<$t, _ $(, $ch)?>(input, output, n, $mask(global), w as usize, left as usize, mode) }
             }
         };
     }
@@ -464,4 +555,20 @@ mod kernels {
     conv1d_kernel!(conv1d_tiled_l2_gm_f64, f64, tiled_l2, gm);
     conv1d_kernel!(conv1d_fast_f64, f64, fast, cm);
     conv1d_kernel!(conv1d_fast_gm_f64, f64, fast, gm);
+    conv1d_kernel!(conv1d_fast1_f32, f32, fast::<_, _, 1>, cm);
+    conv1d_kernel!(conv1d_fast2_f32, f32, fast::<_, _, 2>, cm);
+    conv1d_kernel!(conv1d_fast3_f32, f32, fast::<_, _, 3>, cm);
+    conv1d_kernel!(conv1d_fast4_f32, f32, fast::<_, _, 4>, cm);
+    conv1d_kernel!(conv1d_fast5_f32, f32, fast::<_, _, 5>, cm);
+    conv1d_kernel!(conv1d_fast6_f32, f32, fast::<_, _, 6>, cm);
+    conv1d_kernel!(conv1d_fast7_f32, f32, fast::<_, _, 7>, cm);
+    conv1d_kernel!(conv1d_fast8_f32, f32, fast::<_, _, 8>, cm);
+    conv1d_kernel!(conv1d_fast1_f64, f64, fast::<_, _, 1>, cm);
+    conv1d_kernel!(conv1d_fast2_f64, f64, fast::<_, _, 2>, cm);
+    conv1d_kernel!(conv1d_fast3_f64, f64, fast::<_, _, 3>, cm);
+    conv1d_kernel!(conv1d_fast4_f64, f64, fast::<_, _, 4>, cm);
+    conv1d_kernel!(conv1d_fast5_f64, f64, fast::<_, _, 5>, cm);
+    conv1d_kernel!(conv1d_fast6_f64, f64, fast::<_, _, 6>, cm);
+    conv1d_kernel!(conv1d_fast7_f64, f64, fast::<_, _, 7>, cm);
+    conv1d_kernel!(conv1d_fast8_f64, f64, fast::<_, _, 8>, cm);
 }

@@ -87,8 +87,8 @@ pub const fn fast_shared_elems(bx: usize, by: usize, mw: usize, mh: usize) -> us
 mod kernels {
     use super::{FAST_X, FAST_Y, STRIP_CHUNKS, STRIP_H, STRIP_MAX_MASK, strip_chunks};
     use crate::conv::CONV_MASK;
-    use crate::conv::boundary::{map_index, map_index32};
-    use crate::conv::elem::ConvElem;
+    use crate::conv::boundary::{map_index_edge, map_index32};
+    use crate::conv::elem::{ConvElem, dot, mask_tap, opaque, unroll};
     use crate::dev::grid::GridStride;
     use crate::dev::index::{
         block_dim_x, block_dim_y, block_idx_x, block_idx_y, grid_dim_x, grid_dim_y, thread_idx_x, thread_idx_y,
@@ -169,7 +169,10 @@ mod kernels {
         /// The image is non-empty.
         #[inline(always)]
         unsafe fn fetch(self, x: isize, y: isize) -> T {
-            match (map_index(x, self.width as isize, self.mode), map_index(y, self.height as isize, self.mode)) {
+            match (
+                map_index_edge(x, self.width as isize, self.mode),
+                map_index_edge(y, self.height as isize, self.mode),
+            ) {
                 // SAFETY: map_index returns in-range indices.
                 (Some(i), Some(j)) => unsafe { self.at(i, j) },
                 _ => T::ZERO,
@@ -200,6 +203,7 @@ mod kernels {
         while y < img.height {
             let mut x = block_idx_x() as usize * bdx + thread_idx_x() as usize;
             while x < img.width {
+                let (mw, mh) = (opaque(mw), opaque(mh));
                 let (sx, sy) = (x as isize - lx as isize, y as isize - ly as isize);
                 let mut acc = T::ZERO;
                 if img.contains(sx, sy, mw, mh) {
@@ -208,10 +212,8 @@ mod kernels {
                     for j in 0..mh {
                         // SAFETY: row j of the window.
                         let row = unsafe { base.add(j * img.pitch) };
-                        for i in 0..mw {
-                            // SAFETY: i < mw, j < mh: inside window and mask.
-                            acc = T::fma(unsafe { *row.add(i) }, unsafe { mask.at(j * mw + i) }, acc);
-                        }
+                        // SAFETY: dot reads i < mw; j < mh: inside window and mask.
+                        acc = unsafe { dot(acc, mw, |i| *row.add(i), |i| mask.at(j * mw + i)) };
                     }
                 } else {
                     for j in 0..mh {
@@ -254,6 +256,9 @@ mod kernels {
         let (tiles_x, tiles_y) = (img.width.div_ceil(bdx), img.height.div_ceil(bdy));
         for tyi in GridStride::new(block_idx_y() as usize, grid_dim_y() as usize, tiles_y) {
             for txi in GridStride::new(block_idx_x() as usize, grid_dim_x() as usize, tiles_x) {
+                // The thread's offsets are computed here, where they are
+                // used, not held in registers across the loops.
+                let (tx, ty, t) = (opaque(tx), opaque(ty), opaque(t));
                 let (x0, y0) = (txi * bdx, tyi * bdy);
                 let (ox, oy) = (x0 as isize - lx as isize, y0 as isize - ly as isize);
                 let inside = img.contains(ox, oy, sw, bdy + mh - 1);
@@ -276,13 +281,12 @@ mod kernels {
                 unsafe { sync_threads() };
                 let (x, y) = (x0 + tx, y0 + ty);
                 if x < img.width && y < img.height {
+                    let (mw, mh) = (opaque(mw), opaque(mh));
                     let mut acc = T::ZERO;
                     for j in 0..mh {
-                        for i in 0..mw {
-                            // SAFETY: (ty + j) · sw + tx + i < total; tap < mw · mh.
-                            acc =
-                                T::fma(unsafe { s.read((ty + j) * sw + tx + i) }, unsafe { mask.at(j * mw + i) }, acc);
-                        }
+                        let row = (ty + j) * sw + tx;
+                        // SAFETY: dot reads i < mw: row + i < total; tap < mw · mh.
+                        acc = unsafe { dot(acc, mw, |i| s.read(row + i), |i| mask.at(j * mw + i)) };
                     }
                     // SAFETY: x < width, y < height.
                     unsafe { *output.add(y * img.pitch + x) = acc };
@@ -402,10 +406,10 @@ mod kernels {
                     // index map, the row mapped once per row.
                     let mut r = ty;
                     while r < sh {
-                        let yy = map_index(oy + r as isize, img.height as isize, img.mode);
+                        let yy = map_index_edge(oy + r as isize, img.height as isize, img.mode);
                         let mut c = tx;
                         while c < lw {
-                            let v = match (yy, map_index(ox + c as isize, img.width as isize, img.mode)) {
+                            let v = match (yy, map_index_edge(ox + c as isize, img.width as isize, img.mode)) {
                                 // SAFETY: map_index returns in-range indices.
                                 (Some(j), Some(i)) => unsafe { img.at(i, j) },
                                 _ => T::ZERO,
@@ -493,47 +497,6 @@ mod kernels {
                 unsafe { sync_threads() };
             }
         }
-    }
-
-    /// Repeats a block for `i` = each listed literal below `n`, written
-    /// out copy by copy rather than as a loop: with `n` a compile-time
-    /// constant this is a fully unrolled loop whatever the optimiser's
-    /// unrolling thresholds, so arrays indexed by `i` stay in registers.
-    macro_rules! unroll {
-        ($i:ident in [$($k:literal),*] below $n:expr => $body:block) => {
-            $( { let $i: usize = $k; if $i < $n $body } )*
-        };
-        (const $i:ident in [$($k:literal),*] below $n:expr => $body:block) => {
-            $( { const $i: usize = $k; if $i < $n $body } )*
-        };
-    }
-
-    /// Tap `K` of `CONV_MASK` as type `T`: one `ld.const` with the byte
-    /// offset an immediate (`[CONV_MASK+off]`), which `ptxas` turns into a
-    /// constant-bank operand of the instruction that uses it.
-    macro_rules! mask_tap {
-        ($t:ty, $k:expr) => {{
-            if core::mem::size_of::<$t>() == 4 {
-                let v: f32;
-                // SAFETY: the tap lies inside CONV_MASK, which the host
-                // wrote (the caller's contract).
-                unsafe {
-                    core::arch::asm!("ld.const.f32 {v}, [CONV_MASK+{o}];", v = out(reg32) v, o = const ($k) * 4,
-                        options(pure, readonly, nostack, preserves_flags))
-                };
-                // SAFETY: T is f32 (same size; ConvElem is f32 or f64).
-                unsafe { core::mem::transmute_copy::<f32, $t>(&v) }
-            } else {
-                let v: f64;
-                // SAFETY: as above.
-                unsafe {
-                    core::arch::asm!("ld.const.f64 {v}, [CONV_MASK+{o}];", v = out(reg64) v, o = const ($k) * 8,
-                        options(pure, readonly, nostack, preserves_flags))
-                };
-                // SAFETY: T is f64.
-                unsafe { core::mem::transmute_copy::<f64, $t>(&v) }
-            }
-        }};
     }
 
     /// Where a thread of the register kernel reads its input rows: 4-wide

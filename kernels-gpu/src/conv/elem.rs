@@ -34,6 +34,11 @@ pub trait ConvElem: Copy + SharedElem + ConstElem {
     /// # Safety
     /// `p` valid for four elements and 16-byte aligned.
     unsafe fn load4(p: *const Self) -> [Self; 4];
+
+    /// `self`, through an instruction the compiler keeps where it stands:
+    /// the value is computed before this point on every path, never sunk
+    /// into a branch that alone uses it. (`ptxas` removes the move.)
+    fn pin(self) -> Self;
 }
 
 impl ConvElem for f32 {
@@ -70,6 +75,14 @@ impl ConvElem for f32 {
             asm!("st.global.v4.f32 [{p}], {{{a}, {b}, {c}, {d}}};", p = in(reg64) p, a = in(reg32) v[0],
                  b = in(reg32) v[1], c = in(reg32) v[2], d = in(reg32) v[3], options(nostack, preserves_flags))
         };
+    }
+
+    #[inline(always)]
+    fn pin(mut self) -> f32 {
+        // SAFETY: a register move; not `pure`, so it is neither moved nor
+        // dropped.
+        unsafe { asm!("mov.b32 {0}, {0};", inout(reg32) self, options(nomem, nostack, preserves_flags)) };
+        self
     }
 
     #[inline(always)]
@@ -123,6 +136,14 @@ impl ConvElem for f64 {
     }
 
     #[inline(always)]
+    fn pin(mut self) -> f64 {
+        // SAFETY: a register move; not `pure`, so it is neither moved nor
+        // dropped.
+        unsafe { asm!("mov.b64 {0}, {0};", inout(reg64) self, options(nomem, nostack, preserves_flags)) };
+        self
+    }
+
+    #[inline(always)]
     unsafe fn load4(p: *const f64) -> [f64; 4] {
         let (a, b, c, d): (f64, f64, f64, f64);
         // SAFETY: the caller guarantees a valid, aligned global address
@@ -135,3 +156,101 @@ impl ConvElem for f64 {
         [a, b, c, d]
     }
 }
+
+/// `x`, through a register move the compiler keeps where it stands (see
+/// [`ConvElem::pin`]). At the top of a grid-stride loop's body it keeps
+/// the values derived from `x` (a mask's chunk counts, tail offsets and
+/// addresses) inside the body, computed where they are used, instead of
+/// hoisted into a prologue that every thread runs: the lesson's kernels
+/// give each thread one output, so their loops run once. `x` is below
+/// 2³² (a width passed to the kernel as `u32`); the move is 32-bit, so the
+/// compiler still knows the upper half is zero.
+#[inline(always)]
+pub fn opaque(x: usize) -> usize {
+    let mut v = x as u32;
+    // SAFETY: a register move; not `pure`, so it is not hoisted.
+    unsafe { asm!("mov.b32 {0}, {0};", inout(reg32) v, options(nomem, nostack, preserves_flags)) };
+    v as usize
+}
+
+/// `acc + Σ_{i < w} x(i) · m(i)`, one fused multiply-add per tap in the
+/// order of `i` (the CPU reference's order, so results match it bit for
+/// bit), four taps per step.
+///
+/// The last `w mod 4` taps run as one more three-tap step: positions past
+/// the last tap read the last tap again (so every read stays in range)
+/// and their results are dropped by a select, never multiplied by zero.
+/// The step's loads are unconditional ([`ConvElem::pin`]), so they issue
+/// together; a plain
+/// loop leaves the last one to three taps in one-tap iterations, each
+/// waiting for its loads before the next issues (the code `nvcc` emits
+/// for the same loop is the four-tap form, with predicated loads).
+///
+/// # Safety
+/// `x(i)` and `m(i)` are safe to call for every `i < w`; `dot` calls them
+/// with no other `i`.
+#[inline(always)]
+pub unsafe fn dot<T: ConvElem>(mut acc: T, w: usize, x: impl Fn(usize) -> T, m: impl Fn(usize) -> T) -> T {
+    let full = w & !3;
+    let mut i = 0;
+    while i < full {
+        for k in 0..4 {
+            acc = T::fma(x(i + k), m(i + k), acc);
+        }
+        i += 4;
+    }
+    let rem = w - full;
+    if rem > 0 {
+        let at = |k: usize| full + if k < rem { k } else { rem - 1 };
+        let xs = [x(at(0)).pin(), x(at(1)).pin(), x(at(2)).pin()];
+        let ms = [m(at(0)).pin(), m(at(1)).pin(), m(at(2)).pin()];
+        for k in 0..3 {
+            let v = T::fma(xs[k], ms[k], acc);
+            acc = if k < rem { v } else { acc };
+        }
+    }
+    acc
+}
+
+/// Repeats a block for `i` = each listed literal below `n`, written
+/// out copy by copy rather than as a loop: with `n` a compile-time
+/// constant this is a fully unrolled loop whatever the optimiser's
+/// unrolling thresholds, so arrays indexed by `i` stay in registers.
+macro_rules! unroll {
+    ($i:ident in [$($k:literal),*] below $n:expr => $body:block) => {
+        $( { let $i: usize = $k; if $i < $n $body } )*
+    };
+    (const $i:ident in [$($k:literal),*] below $n:expr => $body:block) => {
+        $( { const $i: usize = $k; if $i < $n $body } )*
+    };
+}
+pub(crate) use unroll;
+
+/// Tap `K` of `CONV_MASK` as type `T`: one `ld.const` with the byte
+/// offset an immediate (`[CONV_MASK+off]`), which `ptxas` turns into a
+/// constant-bank operand of the instruction that uses it.
+macro_rules! mask_tap {
+    ($t:ty, $k:expr) => {{
+        if core::mem::size_of::<$t>() == 4 {
+            let v: f32;
+            // SAFETY: the tap lies inside CONV_MASK, which the host
+            // wrote (the caller's contract).
+            unsafe {
+                core::arch::asm!("ld.const.f32 {v}, [CONV_MASK+{o}];", v = out(reg32) v, o = const ($k) * 4,
+                    options(pure, readonly, nostack, preserves_flags))
+            };
+            // SAFETY: T is f32 (same size; ConvElem is f32 or f64).
+            unsafe { core::mem::transmute_copy::<f32, $t>(&v) }
+        } else {
+            let v: f64;
+            // SAFETY: as above.
+            unsafe {
+                core::arch::asm!("ld.const.f64 {v}, [CONV_MASK+{o}];", v = out(reg64) v, o = const ($k) * 8,
+                    options(pure, readonly, nostack, preserves_flags))
+            };
+            // SAFETY: T is f64.
+            unsafe { core::mem::transmute_copy::<f64, $t>(&v) }
+        }
+    }};
+}
+pub(crate) use mask_tap;
