@@ -440,17 +440,17 @@ extern "C" __global__ void conv2d_tiled_f32(CONV2D_PARAMS) {
     tiled(IMAGE, output, ConstTaps{}, mw, mh, left_x, left_y);
 }
 
-extern "C" __global__ void LAUNCH_BOUNDS(256, 3) conv2d_fast_f32(CONV2D_PARAMS) {
+extern "C" __global__ void LAUNCH_BOUNDS(256, 4) conv2d_fast_f32(CONV2D_PARAMS) {
     fast<LOAD_ROWS_FAST>(IMAGE, output, ConstTaps{}, mw, mh, left_x, left_y);
 }
 
 // Separable passes: the fast kernel with a 1 x mw mask (rows) or an
 // mh x 1 mask (columns), taps from global memory.
-extern "C" __global__ void LAUNCH_BOUNDS(256, 3) conv2d_rows_f32(CONV2D_PARAMS) {
+extern "C" __global__ void LAUNCH_BOUNDS(256, 4) conv2d_rows_f32(CONV2D_PARAMS) {
     fast<LOAD_ROWS_FAST>(IMAGE, output, GlobalTaps{mask}, mw, 1, left_x, 0);
 }
 
-extern "C" __global__ void LAUNCH_BOUNDS(256, 3) conv2d_cols_f32(CONV2D_PARAMS) {
+extern "C" __global__ void LAUNCH_BOUNDS(256, 4) conv2d_cols_f32(CONV2D_PARAMS) {
     fast<LOAD_ROWS_COLS>(IMAGE, output, GlobalTaps{mask}, 1, mh, 0, left_y);
 }
 

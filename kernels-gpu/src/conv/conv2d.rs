@@ -100,8 +100,8 @@ mod kernels {
     /// Rows of global loads per thread the fast kernel keeps in flight
     /// before its shared stores (its `LR` parameter): more loads in flight
     /// against more registers. Chosen so each kernel stays at the same
-    /// resident blocks per SM as with fewer (sm_90: 80 registers for
-    /// `conv2d_fast_f32`, 3 blocks of 256 threads).
+    /// resident blocks per SM as with fewer (sm_90: 64 registers for
+    /// `conv2d_fast_f32`, 4 blocks of 256 threads).
     const LOAD_ROWS_FAST: usize = 4;
     /// The column pass's `LR` (4 would cost it a resident block).
     const LOAD_ROWS_COLS: usize = 2;
@@ -356,6 +356,11 @@ mod kernels {
         let (tiles_x, tiles_y) = (img.width.div_ceil(tw), img.height.div_ceil(th));
         for tyi in GridStride::new(block_idx_y() as usize, grid_dim_y() as usize, tiles_y) {
             for txi in GridStride::new(block_idx_x() as usize, grid_dim_x() as usize, tiles_x) {
+                // The thread's offsets are computed here, where they are
+                // used, not held in registers across the loops: at four
+                // resident blocks (64 registers) this is what keeps the
+                // kernel from spilling.
+                let (tx, ty) = (opaque(tx), opaque(ty));
                 let (x0, y0) = (txi * tw, tyi * th);
                 let (ox, oy) = (x0 as isize - lx as isize, y0 as isize - ly as isize);
                 // Load phase: thread (tx, ty) loads rows ty, ty + bdy, …

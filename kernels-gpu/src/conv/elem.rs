@@ -177,14 +177,11 @@ pub fn opaque(x: usize) -> usize {
 /// order of `i` (the CPU reference's order, so results match it bit for
 /// bit), four taps per step.
 ///
-/// The last `w mod 4` taps run as one more three-tap step: positions past
-/// the last tap read the last tap again (so every read stays in range)
-/// and their results are dropped by a select, never multiplied by zero.
-/// The step's loads are unconditional ([`ConvElem::pin`]), so they issue
-/// together; a plain
-/// loop leaves the last one to three taps in one-tap iterations, each
-/// waiting for its loads before the next issues (the code `nvcc` emits
-/// for the same loop is the four-tap form, with predicated loads).
+/// The last `w mod 4` taps run as one more step whose loads are pinned
+/// ([`ConvElem::pin`]) so they issue together; a plain loop leaves them
+/// in one-tap iterations, each waiting for its loads before the next
+/// issues (the code `nvcc` emits for the same loop loads them together,
+/// predicated).
 ///
 /// # Safety
 /// `x(i)` and `m(i)` are safe to call for every `i < w`; `dot` calls them
@@ -199,14 +196,21 @@ pub unsafe fn dot<T: ConvElem>(mut acc: T, w: usize, x: impl Fn(usize) -> T, m: 
         }
         i += 4;
     }
-    let rem = w - full;
-    if rem > 0 {
-        let at = |k: usize| full + if k < rem { k } else { rem - 1 };
-        let xs = [x(at(0)).pin(), x(at(1)).pin(), x(at(2)).pin()];
-        let ms = [m(at(0)).pin(), m(at(1)).pin(), m(at(2)).pin()];
-        for k in 0..3 {
-            let v = T::fma(xs[k], ms[k], acc);
-            acc = if k < rem { v } else { acc };
+    // The tail: `w − full` (0 to 3, the same in every thread) more taps,
+    // their loads issued together.
+    let i = full;
+    match w - full {
+        0 => {}
+        1 => acc = T::fma(x(i), m(i), acc),
+        2 => {
+            let xs = [x(i).pin(), x(i + 1).pin()];
+            let ms = [m(i).pin(), m(i + 1).pin()];
+            acc = T::fma(xs[1], ms[1], T::fma(xs[0], ms[0], acc));
+        }
+        _ => {
+            let xs = [x(i).pin(), x(i + 1).pin(), x(i + 2).pin()];
+            let ms = [m(i).pin(), m(i + 1).pin(), m(i + 2).pin()];
+            acc = T::fma(xs[2], ms[2], T::fma(xs[1], ms[1], T::fma(xs[0], ms[0], acc)));
         }
     }
     acc
