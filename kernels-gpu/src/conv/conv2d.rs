@@ -110,6 +110,9 @@ mod kernels {
 
     /// Where a kernel reads its taps (row-major, `k = j · mw + i`).
     trait Taps<T>: Copy {
+        /// True for the taps in constant memory (`CONV_MASK`).
+        const CONSTANT: bool;
+
         /// Tap `k`.
         ///
         /// # Safety
@@ -122,6 +125,8 @@ mod kernels {
     struct ConstTaps;
 
     impl<T: ConvElem> Taps<T> for ConstTaps {
+        const CONSTANT: bool = true;
+
         #[inline(always)]
         unsafe fn at(self, k: usize) -> T {
             // SAFETY: the host wrote the mw · mh taps (≤ CONV_MASK_BYTES).
@@ -134,6 +139,8 @@ mod kernels {
     struct GlobalTaps<T>(*const T);
 
     impl<T: ConvElem> Taps<T> for GlobalTaps<T> {
+        const CONSTANT: bool = false;
+
         #[inline(always)]
         unsafe fn at(self, k: usize) -> T {
             // SAFETY: the host passes a mask of mw · mh taps.
@@ -203,7 +210,6 @@ mod kernels {
         while y < img.height {
             let mut x = block_idx_x() as usize * bdx + thread_idx_x() as usize;
             while x < img.width {
-                let (mw, mh) = (opaque(mw), opaque(mh));
                 let (sx, sy) = (x as isize - lx as isize, y as isize - ly as isize);
                 let mut acc = T::ZERO;
                 if img.contains(sx, sy, mw, mh) {
@@ -212,8 +218,13 @@ mod kernels {
                     for j in 0..mh {
                         // SAFETY: row j of the window.
                         let row = unsafe { base.add(j * img.pitch) };
+                        // A constant tap's index passes through `opaque`, so the
+                        // compiler cannot fold the tap's address into the
+                        // input pointer's induction variable (a per-thread
+                        // register): it stays uniform, a `ULDC`.
+                        let tap = |k: usize| if M::CONSTANT { opaque(k) } else { k };
                         // SAFETY: dot reads i < mw; j < mh: inside window and mask.
-                        acc = unsafe { dot(acc, mw, |i| *row.add(i), |i| mask.at(j * mw + i)) };
+                        acc = unsafe { dot(acc, mw, |i| *row.add(i), |i| mask.at(tap(j * mw + i))) };
                     }
                 } else {
                     for j in 0..mh {
