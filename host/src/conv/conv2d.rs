@@ -368,7 +368,7 @@ pub fn correlation_taps_2d<T: Copy>(op: ConvOp, mask: &[T], mw: usize, mh: usize
 /// Where a launch goes: the crate's module, or a loaded twin module with
 /// the same kernel names and parameters.
 #[derive(Clone, Copy)]
-enum Target<'a> {
+pub(super) enum Target<'a> {
     Crate(&'a Gpu),
     Twin(&'a PtxModule),
 }
@@ -384,7 +384,7 @@ impl Target<'_> {
 
     /// Copies `taps` into this target's `CONV_MASK` unless the data tagged
     /// `tag` is there already.
-    fn load_mask<T: ConvElem>(self, taps: &[T], tag: u64) -> Result<()> {
+    pub(super) fn load_mask<T: ConvElem>(self, taps: &[T], tag: u64) -> Result<()> {
         match self {
             Target::Crate(gpu) => {
                 if gpu.symbol_tag(MASK_SYMBOL) != Some(tag) {
@@ -505,6 +505,18 @@ impl<T: ConvElem> Conv2d<T> {
     /// Mask size `(mw, mh)`.
     pub fn size(&self) -> (usize, usize) {
         (self.mw, self.mh)
+    }
+
+    /// Copies the taps into this GPU's `CONV_MASK` unless they are there
+    /// already (also used by the texture convolution, which holds a
+    /// `Conv2d` for its mask).
+    pub(crate) fn load_constant_mask(&self) -> Result<()> {
+        Target::Crate(&self.gpu).load_mask(&self.taps, self.tag)
+    }
+
+    /// The device copy of the taps (row-major, `mw · mh`).
+    pub(crate) fn device_mask(&self) -> DevicePtr {
+        self.mask.device_ptr()
     }
 
     /// Taps left of and above the centre, `(left_x, left_y)`, in the

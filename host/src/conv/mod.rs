@@ -423,11 +423,7 @@ impl<T: ConvElem> Conv1d<T> {
 
     /// Copies the mask into `CONV_MASK` unless it is there already.
     fn load_constant_mask(&self) -> Result<()> {
-        if self.gpu.symbol_tag(MASK_SYMBOL) != Some(self.tag) {
-            self.gpu.write_symbol_prefix(MASK_SYMBOL, &self.taps)?;
-            self.gpu.set_symbol_tag(MASK_SYMBOL, Some(self.tag));
-        }
-        Ok(())
+        conv2d::Target::Crate(&self.gpu).load_mask(&self.taps, self.tag)
     }
 
     /// The GPU this convolution runs on.

@@ -47,19 +47,17 @@
 //! to `CONV_MASK`; larger ones are read from global memory (the `_gm_`
 //! kernels).
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use super::{
     AddressMode, BLOCK_2D, BLOCK_X, BLOCK_Y, CudaArray, FilterMode, Texture2d, TextureDesc, TextureProblem,
     fetches_per_thread, grid_2d,
 };
-use crate::conv::conv2d::{check_layout, check_mask_dims, correlation_taps_2d};
-use crate::conv::{Boundary, ConvOp, MASK_SYMBOL, MaskSource, max_constant_taps};
+use crate::conv::conv2d::{Conv2d, check_layout, check_mask_dims};
+use crate::conv::{Boundary, ConvOp, MaskSource, max_constant_taps};
 use crate::device::DeviceLimits;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::launch::LaunchConfig;
-use crate::memory::{DeviceBuffer, DeviceViewMut};
+use crate::memory::DeviceViewMut;
 use crate::pitched::PitchedBuffer;
 
 /// The texture convolution kernels.
@@ -178,25 +176,12 @@ pub fn plan_tex_conv(
     })
 }
 
-/// Tags of texture convolutions' masks in `CONV_MASK`: the top bit set,
-/// so they never equal the tags `conv` gives its masks (counted from 1).
-const TAG_SPACE: u64 = 1 << 63;
-static NEXT_TAG: AtomicU64 = AtomicU64::new(0);
-
-/// A 2D convolution through the texture unit: mask, operation and
-/// boundary mode, the mask already on the device.
+/// A 2D convolution through the texture unit: a [`Conv2d`] (mask,
+/// operation, boundary mode, the mask already on the device) and how the
+/// input texture must sample.
 pub struct TexConv2d {
-    gpu: Gpu,
-    taps: Vec<f32>,
-    mw: usize,
-    mh: usize,
-    left_x: usize,
-    left_y: usize,
-    op: ConvOp,
-    mode: Boundary,
+    conv: Conv2d<f32>,
     desc: TextureDesc,
-    mask: DeviceBuffer<f32>,
-    tag: u64,
 }
 
 impl TexConv2d {
@@ -205,47 +190,32 @@ impl TexConv2d {
     /// length other than `mw · mh` is an error.
     pub fn new(gpu: &Gpu, mask: &[f32], mw: usize, mh: usize, op: ConvOp, mode: Boundary) -> Result<Self> {
         let desc = boundary_desc(mode)?;
-        check_mask_dims(mask.len(), mw, mh)?;
-        let (taps, left_x, left_y) = correlation_taps_2d(op, mask, mw, mh);
-        let dev = gpu.upload(&taps)?;
-        Ok(TexConv2d {
-            gpu: gpu.clone(),
-            taps,
-            mw,
-            mh,
-            left_x,
-            left_y,
-            op,
-            mode,
-            desc,
-            mask: dev,
-            tag: TAG_SPACE | NEXT_TAG.fetch_add(1, Ordering::Relaxed),
-        })
+        Ok(TexConv2d { conv: Conv2d::new(gpu, mask, mw, mh, op, mode)?, desc })
     }
 
     /// Mask size `(mw, mh)`.
     pub fn size(&self) -> (usize, usize) {
-        (self.mw, self.mh)
+        self.conv.size()
     }
 
     /// The correlation taps, row-major (reversed for a convolution).
     pub fn taps(&self) -> &[f32] {
-        &self.taps
+        self.conv.taps()
     }
 
     /// Taps left of and above the centre.
     pub fn left(&self) -> (usize, usize) {
-        (self.left_x, self.left_y)
+        self.conv.left()
     }
 
     /// The operation.
     pub fn op(&self) -> ConvOp {
-        self.op
+        self.conv.op()
     }
 
     /// The boundary mode.
     pub fn mode(&self) -> Boundary {
-        self.mode
+        self.conv.mode()
     }
 
     /// How the input texture must sample ([`boundary_desc`]).
@@ -266,7 +236,7 @@ impl TexConv2d {
 
     /// The launch [`TexConv2d::run`] makes over a `width × height` image.
     pub fn plan(&self, variant: TexConvVariant, width: usize, height: usize) -> Result<TexConvPlan> {
-        plan_tex_conv(&self.gpu.info().limits, variant, (self.mw, self.mh), (width, height))
+        plan_tex_conv(&self.conv.gpu().info().limits, variant, self.conv.size(), (width, height))
     }
 
     /// Convolves the image `tex` reads (one channel, sampled as
@@ -281,14 +251,15 @@ impl TexConv2d {
         pitch: usize,
     ) -> Result<TexConvPlan> {
         const OP: &str = "tex_conv2d";
-        out.check_gpu(&self.gpu, OP)?;
-        if tex.gpu().raw_context() != self.gpu.raw_context() {
+        let gpu = self.conv.gpu();
+        out.check_gpu(gpu, OP)?;
+        if tex.gpu().raw_context() != gpu.raw_context() {
             return Err(Error::ForeignBuffer { op: OP });
         }
         tex.require_channels(OP, 1)?;
         if *tex.desc() != self.desc {
             let problem = TextureProblem::Unsuitable {
-                expected: format!("{} (boundary {})", self.desc, self.mode.name()),
+                expected: format!("{} (boundary {})", self.desc, self.mode().name()),
                 got: tex.desc().to_string(),
             };
             return Err(Error::Texture { op: OP, problem });
@@ -296,18 +267,18 @@ impl TexConv2d {
         let (width, height) = (tex.width(), tex.height());
         check_layout(out.len(), out.len(), width, height, pitch)?;
         let plan = self.plan(variant, width, height)?;
-        if plan.mask == MaskSource::Constant && self.gpu.symbol_tag(MASK_SYMBOL) != Some(self.tag) {
-            self.gpu.write_symbol_prefix(MASK_SYMBOL, &self.taps)?;
-            self.gpu.set_symbol_tag(MASK_SYMBOL, Some(self.tag));
+        if plan.mask == MaskSource::Constant {
+            self.conv.load_constant_mask()?;
         }
         let (sx, sy) = tex.texel_scale();
-        let (mw, mh, lx, ly) = (self.mw as u32, self.mh as u32, self.left_x as u32, self.left_y as u32);
+        let ((mw, mh), (lx, ly)) = (self.conv.size(), self.conv.left());
+        let (mw, mh, lx, ly) = (mw as u32, mh as u32, lx as u32, ly as u32);
         // SAFETY: a live one-channel texture of this context with this
         // extent and the coordinates its scale says; out holds the layout
         // on this GPU (checked); the mask buffer holds mw · mh taps and
         // CONV_MASK holds them for a constant kernel; mw, mh ≥ 1.
         unsafe {
-            self.gpu.launch(
+            gpu.launch(
                 plan.kernel,
                 &plan.launch_config(),
                 &[
@@ -316,7 +287,7 @@ impl TexConv2d {
                     &width,
                     &height,
                     &pitch,
-                    &self.mask.device_ptr(),
+                    &self.conv.device_mask(),
                     &mw,
                     &mh,
                     &lx,
@@ -333,10 +304,10 @@ impl TexConv2d {
 impl std::fmt::Debug for TexConv2d {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TexConv2d")
-            .field("size", &(self.mw, self.mh))
-            .field("left", &(self.left_x, self.left_y))
-            .field("op", &self.op)
-            .field("mode", &self.mode)
+            .field("size", &self.size())
+            .field("left", &self.left())
+            .field("op", &self.op())
+            .field("mode", &self.mode())
             .finish_non_exhaustive()
     }
 }
