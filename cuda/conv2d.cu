@@ -267,158 +267,252 @@ __device__ __forceinline__ int map_index32(int x, int n, unsigned mode) { return
 
 #define STRIP_H 16
 #define STRIP_CHUNKS 4
+// Rows in each warp's ring (STRIP_RING) and elements per ring row
+// (STRIP_ROW: 32 lanes' chunks and one chunk either side).
+#define STRIP_RING 8
+#define STRIP_ROW (FAST_X * (32 + 2))
 
 // Chunks per window row of a centred mask of width mw (strip_chunks).
 __host__ __device__ constexpr int strip_chunks(int mw) {
     return (((-(mw / 2)) & (FAST_X - 1)) + mw - 1 + FAST_X - 1) / FAST_X + 1;
 }
 
-// The rows of a strip (Strip): element a of image row 0, the pitch, the
-// window's first row and the image's height.
+// Asynchronous copy of 16 bytes, or of one float (src-size 0: zeros);
+// commit and wait (dev::pipeline).
+__device__ __forceinline__ void copy16(unsigned dst, const void* src, bool valid) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0)
+                 : "memory");
+}
+__device__ __forceinline__ void copy_f32(unsigned dst, const float* src, bool valid) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(dst), "l"(src), "r"(valid ? 4 : 0) : "memory");
+}
+__device__ __forceinline__ void commit_group() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void wait_group() {
+    asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+}
+
+// Copies the four floats at p to shared address dst (copy4_async).
+__device__ __forceinline__ void copy4_async(unsigned dst, const float* p, bool valid, bool vector) {
+    if (vector) {
+        copy16(dst, p, valid);
+    } else {
+#pragma unroll
+        for (int k = 0; k < 4; k++) copy_f32(dst + 4 * k, p + k, valid);
+    }
+}
+
+// The register kernel's rows (Rows): pitch, height and mode.
 struct StripRows {
-    const float* base;
     size_t pitch;
-    int y0, height;
+    int height;
     unsigned mode;
-    // Window row r through the mode's map, or nullptr for zeros.
-    __device__ __forceinline__ const float* row(int r) const {
-        int j = map_index32(y0 + r, height, mode);
-        return j < 0 ? nullptr : base + (size_t)j * pitch;
+};
+
+// How a lane copies its part of each window row into its warp's ring
+// (RowCopy): its own chunk (ring chunk lane + 1) and, for lanes 0 and 1,
+// the chunk extra_step chunks away (chunk 0, chunk 33).
+struct RowCopy {
+    unsigned own_dst;
+    const float* own_src;
+    bool own_ok, extra;
+    int extra_step;
+    bool extra_ok;
+
+    template <bool VEC>
+    __device__ __forceinline__ void issue(StripRows rows, int y, int slot) const {
+        unsigned bytes = slot * STRIP_ROW * 4;
+        int j = map_index32(y, rows.height, rows.mode);
+        size_t off = j < 0 ? 0 : (size_t)j * rows.pitch;
+        copy4_async(own_dst + bytes, own_src + off, j >= 0 && own_ok, VEC);
+        if (extra) {
+            int step = extra_step * FAST_X;
+            copy4_async(own_dst + bytes + step * 4, own_src + off + step, j >= 0 && extra_ok, VEC);
+        }
     }
 };
 
-template <bool VEC>
-__device__ __forceinline__ void load_row(float v[STRIP_CHUNKS][FAST_X], StripRows rows, int r, int chunks) {
+// One input row of a strip (StripStep::run): waits for row ir, starts
+// the copy of row ir + STRIP_RING - 1, adds mask row j to accumulator
+// ACC(j), stores accumulator `done` as output row ir + 1 - MH when
+// complete. ROT: the accumulator of mask row j is (U + MH - j) % MH
+// (rotating by name); else MH - 1 - j (shifted by the caller).
+template <int MW, int MH, bool VEC, bool ROT, int U>
+__device__ __forceinline__ void strip_step(const RowCopy& copy, StripRows rows, unsigned read, int y0, float* out,
+                                           unsigned rows_out, bool store, float (&acc)[MH][FAST_X], int ir,
+                                           int done) {
+    constexpr int s = (-(MW / 2)) & (FAST_X - 1);
+    constexpr int chunks = strip_chunks(MW);
+    constexpr int steps = STRIP_H + MH - 1;
+    wait_group<STRIP_RING - 2>();
+    __syncwarp();
+    int next = ir + STRIP_RING - 1;
+    if (next < steps) copy.issue<VEC>(rows, y0 + next, next % STRIP_RING);
+    commit_group();
+    unsigned slot = (ir % STRIP_RING) * STRIP_ROW;
+    float cur[STRIP_CHUNKS][FAST_X];
 #pragma unroll
-    for (int c = 0; c < STRIP_CHUNKS; c++)
+    for (int c = 0; c < STRIP_CHUNKS; c++) {
+        if (c < chunks) {
+            float4 t;
+            asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];"
+                         : "=f"(t.x), "=f"(t.y), "=f"(t.z), "=f"(t.w)
+                         : "r"(read + 4 * (slot + FAST_X * c)));
+            cur[c][0] = t.x;
+            cur[c][1] = t.y;
+            cur[c][2] = t.z;
+            cur[c][3] = t.w;
+        }
+    }
 #pragma unroll
-        for (int k = 0; k < FAST_X; k++) v[c][k] = 0.0f;
-    const float* p = rows.row(r);
-    if (p != nullptr) {
+    for (int j = 0; j < MH; j++)
 #pragma unroll
-        for (int c = 0; c < STRIP_CHUNKS; c++) {
-            if (c < chunks) {
-                if (VEC) {
-                    float4 t = *reinterpret_cast<const float4*>(p + FAST_X * c);
-                    v[c][0] = t.x;
-                    v[c][1] = t.y;
-                    v[c][2] = t.z;
-                    v[c][3] = t.w;
-                } else {
+        for (int i = 0; i < MW; i++) {
+            float m = CONV_MASK[j * MW + i];
+            const int k = ROT ? (U + MH - j) % MH : MH - 1 - j;
 #pragma unroll
-                    for (int k = 0; k < FAST_X; k++) v[c][k] = p[FAST_X * c + k];
-                }
+            for (int q = 0; q < FAST_X; q++) {
+                int e = s + i + q;
+                acc[k][q] = fmaf(cur[e / FAST_X][e % FAST_X], m, acc[k][q]);
             }
+        }
+    if (store && ir + 1 >= MH && (unsigned)(ir + 1 - MH) < rows_out) {
+        float* p = out + (size_t)(ir + 1 - MH) * rows.pitch;
+        if (VEC) {
+            *reinterpret_cast<float4*>(p) = make_float4(acc[done][0], acc[done][1], acc[done][2], acc[done][3]);
+        } else {
+#pragma unroll
+            for (int q = 0; q < FAST_X; q++) p[q] = acc[done][q];
         }
     }
 }
 
-// One strip (FAST_X columns x STRIP_H rows) by a sliding window of rows:
-// the strip kernel of kernels-gpu/src/conv/conv2d.rs (`strip`). `out` is
-// the strip's first output; rows_out and columns_out clip it to the image.
+// One pass step U of the rotating form (the unrolled loop of `strip`).
+template <int MW, int MH, bool VEC, int U>
+__device__ __forceinline__ void strip_pass(const RowCopy& copy, StripRows rows, unsigned read, int y0, float* out,
+                                           unsigned rows_out, bool store, float (&acc)[MH][FAST_X], int base) {
+    if constexpr (U < MH) {
+        constexpr int steps = STRIP_H + MH - 1;
+        int ir = base + U;
+        if (ir < steps) {
+            constexpr int done = (U + 1) % MH;
+            strip_step<MW, MH, VEC, true, U>(copy, rows, read, y0, out, rows_out, store, acc, ir, done);
+#pragma unroll
+            for (int q = 0; q < FAST_X; q++) acc[done][q] = 0.0f;
+        }
+        strip_pass<MW, MH, VEC, U + 1>(copy, rows, read, y0, out, rows_out, store, acc, base);
+    }
+}
+
+// One strip (FAST_X columns x STRIP_H rows per lane) from the warp's ring
+// of rows: the strip kernel of kernels-gpu/src/conv/conv2d.rs (`strip`).
+// Every lane copies and waits; lanes with `store` store. Masks of up to
+// 5 rows (strip_unrolled) rotate the accumulators by name, MH rows per
+// pass; taller ones shift them after each row.
 template <int MW, int MH, bool VEC>
-__device__ __forceinline__ void strip(StripRows rows, float* out, size_t pitch, size_t rows_out, size_t columns_out,
-                                      bool vector_store) {
-    constexpr int s = (-(MW / 2)) & (FAST_X - 1);
-    constexpr int chunks = strip_chunks(MW);
+__device__ __forceinline__ void strip(RowCopy copy, StripRows rows, unsigned read, int y0, float* out,
+                                      unsigned rows_out, bool store) {
     constexpr int steps = STRIP_H + MH - 1;
     float acc[MH][FAST_X];
 #pragma unroll
     for (int k = 0; k < MH; k++)
 #pragma unroll
         for (int q = 0; q < FAST_X; q++) acc[k][q] = 0.0f;
-    float cur[STRIP_CHUNKS][FAST_X], next[STRIP_CHUNKS][FAST_X];
-    load_row<VEC>(cur, rows, 0, chunks);
+#pragma unroll
+    for (int r = 0; r < STRIP_RING - 1; r++) {
+        if (r < steps) copy.issue<VEC>(rows, y0 + r, r);
+        commit_group();
+    }
+    if constexpr (MH * sizeof(float) <= 24) {
 #pragma unroll 1
-    for (int ir = 0; ir < steps; ir++) {
-        if (ir + 1 < steps) {
-            load_row<VEC>(next, rows, ir + 1, chunks);
-        } else {
+        for (int base = 0; base < steps; base += MH)
+            strip_pass<MW, MH, VEC, 0>(copy, rows, read, y0, out, rows_out, store, acc, base);
+    } else {
+#pragma unroll 1
+        for (int ir = 0; ir < steps; ir++) {
+            strip_step<MW, MH, VEC, false, 0>(copy, rows, read, y0, out, rows_out, store, acc, ir, 0);
 #pragma unroll
-            for (int c = 0; c < STRIP_CHUNKS; c++)
+            for (int k = 0; k + 1 < MH; k++)
 #pragma unroll
-                for (int k = 0; k < FAST_X; k++) next[c][k] = cur[c][k];
+                for (int q = 0; q < FAST_X; q++) acc[k][q] = acc[k + 1][q];
+#pragma unroll
+            for (int q = 0; q < FAST_X; q++) acc[MH - 1][q] = 0.0f;
         }
-#pragma unroll
-        for (int j = 0; j < MH; j++)
-#pragma unroll
-            for (int i = 0; i < MW; i++) {
-                float m = CONV_MASK[j * MW + i];
-#pragma unroll
-                for (int q = 0; q < FAST_X; q++) {
-                    int e = s + i + q;
-                    acc[MH - 1 - j][q] = fmaf(cur[e / FAST_X][e % FAST_X], m, acc[MH - 1 - j][q]);
+    }
+    wait_group<0>();
+    __syncwarp();
+}
+
+// The edge strips (edge_strips): for each lane set in `edges`, the whole
+// warp computes that lane's strip, two outputs per lane, both axes
+// through the mode's map in 32 bits.
+template <int MW, int MH>
+__device__ __forceinline__ void edge_strips(const Image& img, float* output, unsigned edges, unsigned x, unsigned y) {
+    int w = (int)img.width, h = (int)img.height;
+    unsigned lane;
+    asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+    while (edges != 0) {
+        unsigned l = __ffs(edges) - 1;
+        edges &= edges - 1;
+        unsigned ex = __shfl_sync(0xffffffffu, x, l), ey = __shfl_sync(0xffffffffu, y, l);
+        for (size_t o = lane; o < FAST_X * STRIP_H; o += 32) {
+            int xx = (int)ex + (int)(o % FAST_X), yy = (int)ey + (int)(o / FAST_X);
+            if (xx < w && yy < h) {
+                int sx = xx - MW / 2, sy = yy - MH / 2;
+                float acc = 0.0f;
+                for (int j = 0; j < MH; j++) {
+                    int r = map_index32(sy + j, h, img.mode);
+                    for (int i = 0; i < MW; i++) {
+                        int c = map_index32(sx + i, w, img.mode);
+                        float v = (c >= 0 && r >= 0) ? img.at((size_t)c, (size_t)r) : 0.0f;
+                        acc = fmaf(v, CONV_MASK[j * MW + i], acc);
+                    }
                 }
-            }
-        if (ir + 1 >= MH && (size_t)(ir + 1 - MH) < rows_out) {
-            float* p = out + (size_t)(ir + 1 - MH) * pitch;
-            if (vector_store) {
-                *reinterpret_cast<float4*>(p) = make_float4(acc[0][0], acc[0][1], acc[0][2], acc[0][3]);
-            } else {
-#pragma unroll
-                for (int q = 0; q < FAST_X; q++)
-                    if ((size_t)q < columns_out) p[q] = acc[0][q];
+                output[(size_t)yy * img.pitch + (size_t)xx] = acc;
             }
         }
-#pragma unroll
-        for (int k = 0; k + 1 < MH; k++)
-#pragma unroll
-            for (int q = 0; q < FAST_X; q++) acc[k][q] = acc[k + 1][q];
-#pragma unroll
-        for (int q = 0; q < FAST_X; q++) acc[MH - 1][q] = 0.0f;
-#pragma unroll
-        for (int c = 0; c < STRIP_CHUNKS; c++)
-#pragma unroll
-            for (int k = 0; k < FAST_X; k++) cur[c][k] = next[c][k];
     }
 }
 
-// The register form of the fast kernel (`slide`): strips whose window
-// columns lie inside the image run strip(); the warp then computes the
-// left and right edge strips together, two outputs per lane.
+// The register form of the fast kernel (`slide`): warps with a lane whose
+// window columns lie inside the image run strip(); the warp then computes
+// the left and right edge strips together.
 template <int MW, int MH>
 __device__ __forceinline__ void slide(Image img, float* output) {
-    size_t bdx = blockDim.x, bdy = blockDim.y, tx = threadIdx.x, ty = threadIdx.y;
-    size_t tw = FAST_X * bdx, th = STRIP_H * bdy;
-    constexpr int lx = MW / 2, ly = MH / 2;
-    constexpr int s = (-lx) & (FAST_X - 1);
-    constexpr int chunks = strip_chunks(MW);
-    bool aligned = ((size_t)img.p) % 16 == 0 && ((size_t)output) % 16 == 0 && (img.pitch * sizeof(float)) % 16 == 0;
+    unsigned bdx = blockDim.x, bdy = blockDim.y, tx = threadIdx.x, ty = threadIdx.y;
+    unsigned tw = FAST_X * bdx, th = STRIP_H * bdy;
+    unsigned width = (unsigned)img.width, height = (unsigned)img.height;
+    size_t row_bytes = img.pitch * sizeof(float);
+    bool vector = ((size_t)img.p) % 16 == 0 && ((size_t)output) % 16 == 0 && row_bytes % 16 == 0;
     unsigned lane;
     asm("mov.u32 %0, %%laneid;" : "=r"(lane));
-    size_t tiles_x = (img.width + tw - 1) / tw, tiles_y = (img.height + th - 1) / th;
-    for (size_t tyi = blockIdx.y; tyi < tiles_y; tyi += gridDim.y) {
-        for (size_t txi = blockIdx.x; txi < tiles_x; txi += gridDim.x) {
-            size_t x = txi * tw + FAST_X * tx, y = tyi * th + STRIP_H * ty;
-            bool active = x < img.width && y < img.height;
-            long long a = (long long)x - (lx + s);
-            bool inside = a >= 0 && (size_t)a + FAST_X * chunks <= img.width;
-            if (active && inside) {
-                StripRows rows{img.p + a, img.pitch, (int)y - ly, (int)img.height, img.mode};
-                float* out = output + y * img.pitch + x;
-                size_t rows_out = img.height - y, columns_out = img.width - x;
-                if (aligned)
-                    strip<MW, MH, true>(rows, out, img.pitch, rows_out, columns_out, columns_out >= FAST_X);
+    unsigned warp = (ty * bdx + tx) / 32;
+    StripRows rows{img.pitch, (int)height, img.mode};
+    unsigned ring = (unsigned)__cvta_generic_to_shared(conv2d_smem) + 4 * (warp * STRIP_RING * STRIP_ROW);
+    unsigned tiles_x = (width + tw - 1) / tw, tiles_y = (height + th - 1) / th;
+    for (unsigned tyi = blockIdx.y; tyi < tiles_y; tyi += gridDim.y) {
+        for (unsigned txi = blockIdx.x; txi < tiles_x; txi += gridDim.x) {
+            unsigned x = txi * tw + FAST_X * tx, y = tyi * th + STRIP_H * ty;
+            bool active = x < width && y < height;
+            bool inside = x >= FAST_X && x + 2 * FAST_X <= width;
+            if (__ballot_sync(0xffffffffu, active && inside) != 0) {
+                unsigned c = x + FAST_X * 31;
+                RowCopy copy{ring + 4 * FAST_X * (lane + 1),
+                             img.p + x,
+                             x + FAST_X <= width,
+                             lane < 2,
+                             lane == 0 ? -1 : 31,
+                             lane == 0 ? (x >= FAST_X && x <= width) : (c + FAST_X <= width)};
+                unsigned read = ring + 4 * FAST_X * lane;
+                int y0 = (int)y - MH / 2;
+                float* out = output + (size_t)y * img.pitch + x;
+                if (vector)
+                    strip<MW, MH, true>(copy, rows, read, y0, out, height - y, active && inside);
                 else
-                    strip<MW, MH, false>(rows, out, img.pitch, rows_out, columns_out, false);
+                    strip<MW, MH, false>(copy, rows, read, y0, out, height - y, active && inside);
             }
             unsigned edges = __ballot_sync(0xffffffffu, active && !inside);
-            while (edges != 0) {
-                unsigned l = __ffs(edges) - 1;
-                edges &= edges - 1;
-                unsigned ex = __shfl_sync(0xffffffffu, (unsigned)x, l), ey = __shfl_sync(0xffffffffu, (unsigned)y, l);
-                for (size_t o = lane; o < FAST_X * STRIP_H; o += 32) {
-                    size_t xx = ex + o % FAST_X, yy = ey + o / FAST_X;
-                    if (xx < img.width && yy < img.height) {
-                        long long sx = (long long)xx - lx, sy = (long long)yy - ly;
-                        float acc = 0.0f;
-                        for (int j = 0; j < MH; j++)
-                            for (int i = 0; i < MW; i++)
-                                acc = fmaf(img.fetch(sx + i, sy + j), CONV_MASK[j * MW + i], acc);
-                        output[yy * img.pitch + xx] = acc;
-                    }
-                }
-            }
+            edge_strips<MW, MH>(img, output, edges, x, y);
         }
     }
 }
@@ -456,6 +550,6 @@ extern "C" __global__ void LAUNCH_BOUNDS(256, 4) conv2d_cols_f32(CONV2D_PARAMS) 
 
 // The fast kernel's register form for centred 3 x 3, 5 x 5 and 7 x 7
 // masks (mask in CONV_MASK; mw, mh, left_x, left_y, mask unused).
-extern "C" __global__ void conv2d_strip3_f32(CONV2D_PARAMS) { slide<3, 3>(IMAGE, output); }
-extern "C" __global__ void conv2d_strip5_f32(CONV2D_PARAMS) { slide<5, 5>(IMAGE, output); }
-extern "C" __global__ void conv2d_strip7_f32(CONV2D_PARAMS) { slide<7, 7>(IMAGE, output); }
+extern "C" __global__ void LAUNCH_BOUNDS(256, 2) conv2d_strip3_f32(CONV2D_PARAMS) { slide<3, 3>(IMAGE, output); }
+extern "C" __global__ void LAUNCH_BOUNDS(256, 2) conv2d_strip5_f32(CONV2D_PARAMS) { slide<5, 5>(IMAGE, output); }
+extern "C" __global__ void LAUNCH_BOUNDS(256, 3) conv2d_strip7_f32(CONV2D_PARAMS) { slide<7, 7>(IMAGE, output); }

@@ -8,6 +8,9 @@
 //!   and pitched; fresh random inputs, poisoned outputs;
 //! * pitched layouts: the input's padding holds NaN (a kernel that reads
 //!   it poisons an output), the output's padding must keep its poison;
+//! * the register kernels (fast variant, centred 3×3, 5×5, 7×7) on widths
+//!   and heights around their warp bands and strips, aligned and
+//!   unaligned pitches, every mode;
 //! * a 65×65 mask (more taps than the constant array holds): the `_gm_`
 //!   kernels;
 //! * NaN and ±infinity inputs propagate exactly as in the reference;
@@ -151,6 +154,40 @@ fn every_variant_mode_and_shape_f32() {
 fn every_variant_mode_and_shape_f64() {
     let gpu = gpu_or_skip!();
     sweep::<f64>(&gpu);
+}
+
+/// The register kernels (`conv2d_strip*`, the fast variant for centred
+/// 3 × 3, 5 × 5 and 7 × 7 masks) where their warps' rings and edge lanes
+/// meet the image's borders: widths around the 128-column warp band
+/// (12 is the narrowest with a lane inside; 131 and 261 end in a partial
+/// chunk), heights below, at and around the 16-row strip (rows through
+/// the mode's map at both ends), aligned and unaligned pitches (16-byte
+/// and element-wise copies), every mode.
+fn register_kernels<T: Elem>(gpu: &Gpu) {
+    let (mut rng, seed) = common::rng();
+    for (w, h) in [(12usize, 1), (13, 2), (128, 15), (131, 16), (261, 17), (300, 33)] {
+        for pitch in [w.next_multiple_of(4), w.next_multiple_of(4) + 1] {
+            let (input, dense) = pitched_input::<T>(&mut rng, w, h, pitch);
+            for n in [3, 5, 7] {
+                let mask: Vec<T> = random_vec(&mut rng, n * n);
+                for mode in Boundary::ALL {
+                    let ctx = format!("{} {w}x{h} pitch {pitch} mask {n}x{n} {mode:?} seed={seed}", T::NAME);
+                    let op = ConvOp::Correlate;
+                    let want = conv2d_checked(Image::dense(&dense, w, h), &mask, n, n, op, mode).unwrap();
+                    let conv = Conv2d::new(gpu, &mask, n, n, op, mode).unwrap();
+                    let plan = run_checked(gpu, &conv, Conv2dVariant::Fast, &input, &want, (w, h, pitch), &ctx);
+                    assert_eq!(plan.kernel, format!("conv2d_strip{n}_{}", T::NAME), "{ctx}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn register_kernels_at_band_and_strip_edges() {
+    let gpu = gpu_or_skip!();
+    register_kernels::<f32>(&gpu);
+    register_kernels::<f64>(&gpu);
 }
 
 fn wide_mask<T: Elem>(gpu: &Gpu) {

@@ -207,3 +207,34 @@ fn convolution_kernels_use_shared_and_constant_memory() {
         }
     }
 }
+
+/// The 2D register kernels (`conv2d_strip*`) stream their rows through a
+/// per-warp ring in shared memory: on sm_80 and newer with asynchronous
+/// copies (`LDGSTS`, 16 bytes at a time for aligned rows) and their
+/// waits (`DEPBAR`), read back 128 bits at a time, with warp barriers
+/// only (no `BAR.SYNC`); below sm_80 with plain loads and shared stores.
+#[test]
+fn strip_kernels_stream_rows_through_a_shared_ring() {
+    for c in compiled("strip_kernels_stream_rows_through_a_shared_ring") {
+        for ty in ["f32", "f64"] {
+            for n in [3, 5, 7] {
+                let k = format!("conv2d_strip{n}_{ty}");
+                let sass = c.kernel(&k).unwrap_or_else(|| panic!("sm_{}: {k} missing", c.arch));
+                let ops: Vec<&str> = sass.iter().map(|i| i.opcode.as_str()).collect();
+                let has = |op: &str| ops.iter().any(|o| *o == op);
+                let starts = |op: &str| ops.iter().any(|o| o.starts_with(op));
+                assert!(!starts("BAR.SYNC"), "sm_{} {k}: a block barrier", c.arch);
+                assert!(starts("LDS"), "sm_{} {k}: no shared loads", c.arch);
+                if c.arch >= 80 {
+                    assert!(has("LDGSTS.E.BYPASS.128"), "sm_{} {k}: no 16-byte asynchronous copies: {ops:?}", c.arch);
+                    assert!(has("LDGDEPBAR") && starts("DEPBAR"), "sm_{} {k}: no copy groups and waits", c.arch);
+                    if ty == "f32" {
+                        assert!(has("LDS.128"), "sm_{} {k}: no 128-bit shared loads", c.arch);
+                    }
+                } else {
+                    assert!(!starts("LDGSTS") && starts("STS"), "sm_{} {k}: {ops:?}", c.arch);
+                }
+            }
+        }
+    }
+}

@@ -71,7 +71,7 @@ fn twins_carry_the_same_launch_bounds() {
             twins += 1;
         }
     }
-    assert_eq!(twins, 21, "twins with launch bounds (all but conv2d_tiled_f32)");
+    assert_eq!(twins, 24, "twins with launch bounds (all but conv2d_tiled_f32)");
 }
 
 /// `(name, T, B)` of each twin: `KERNEL(name, algo, mask, T, B)` in the 1D

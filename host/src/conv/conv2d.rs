@@ -46,7 +46,8 @@ use std::sync::Mutex;
 use std::sync::atomic::Ordering;
 
 pub use coalesce_kernels::conv::conv2d::{
-    FAST_X, FAST_Y, STRIP_H, fast_in_registers, fast_row_stride, fast_shared_elems, tiled_shared_elems,
+    FAST_X, FAST_Y, STRIP_H, fast_in_registers, fast_row_stride, fast_shared_elems, strip_shared_elems,
+    tiled_shared_elems,
 };
 
 use super::{Boundary, ConvElem, ConvOp, MASK_SYMBOL, MaskSource, NEXT_TAG, gaussian, max_constant_taps};
@@ -196,7 +197,8 @@ fn plan_algo(
     let shared_of = |by: usize| -> Option<usize> {
         let b = bx as usize;
         let elems = match algo {
-            Algo::Basic | Algo::Const | Algo::Strip(_) => Some(0),
+            Algo::Basic | Algo::Const => Some(0),
+            Algo::Strip(_) => Some(strip_shared_elems(b, by)),
             Algo::Tiled => (by + mh).checked_sub(1).zip((b + mw).checked_sub(1)).and_then(|(r, c)| r.checked_mul(c)),
             Algo::Fast | Algo::Rows | Algo::Cols => {
                 let (w, h) = match algo {
@@ -826,14 +828,15 @@ mod tests {
 
     #[test]
     fn plans_pick_the_documented_kernels() {
-        // Centred 3 × 3, 5 × 5, 7 × 7: the register form, no shared memory,
-        // FAST_X × STRIP_H outputs per thread.
+        // Centred 3 × 3, 5 × 5, 7 × 7: the register form, FAST_X × STRIP_H
+        // outputs per thread, a ring of 8 rows of 136 elements per warp.
         let p = plan_conv2d::<f32>(&H100, Conv2dVariant::Auto, (5, 5), (8192, 8192)).unwrap();
         assert_eq!((p.variant, p.kernel, p.mask), (Conv2dVariant::Fast, "conv2d_strip5_f32", MaskSource::Constant));
         assert_eq!(
             (p.block, p.tile, p.grid, p.shared_bytes),
-            ((32, 8), (128, 8 * STRIP_H), (64, 8192 / (8 * STRIP_H) as u32), 0)
+            ((32, 8), (128, 8 * STRIP_H), (64, 8192 / (8 * STRIP_H) as u32), 8 * 8 * 136 * 4)
         );
+        assert_eq!(strip_shared_elems(32, 8), 8 * 8 * 136);
         for (n, k) in [(3, "conv2d_strip3_f64"), (7, "conv2d_strip7_f64")] {
             assert_eq!(plan_conv2d::<f64>(&H100, Conv2dVariant::Fast, (n, n), (9, 9)).unwrap().kernel, k);
         }

@@ -7,7 +7,7 @@
 //! | `conv2d_const_*` | constant memory (`CONV_MASK`, row-major `mh × mw`) | global memory, `mw · mh` loads per output |
 //! | `conv2d_tiled_*` | constant memory | a shared tile of `(blockDim.y + mh − 1) × (blockDim.x + mw − 1)` cells (the block's outputs plus the halo, ghost cells per mode), one barrier, one output per thread |
 //! | `conv2d_fast_*` | constant memory | a shared tile of [`FAST_Y`]` · blockDim.y` × [`FAST_X`]` · blockDim.x` outputs plus halo; each thread computes a [`FAST_Y`] × [`FAST_X`] block of outputs from registers, reading the tile four elements at a time |
-//! | `conv2d_strip3_*`, `conv2d_strip5_*`, `conv2d_strip7_*` | constant memory, as constant-bank operands | the fast kernel's register form for centred 3 × 3, 5 × 5 and 7 × 7 masks ([`fast_in_registers`]): no shared tile; each thread slides down a `FAST_X × STRIP_H` strip, one input row at a time (128-bit loads, the next row in flight), the mask fully unrolled |
+//! | `conv2d_strip3_*`, `conv2d_strip5_*`, `conv2d_strip7_*` | constant memory, as constant-bank operands | the fast kernel's register form for centred 3 × 3, 5 × 5 and 7 × 7 masks ([`fast_in_registers`]): no shared tile and no block barrier; each thread slides down a `FAST_X × STRIP_H` strip, one input row at a time, from its warp's ring of rows in shared memory (asynchronous copies, [`STRIP_RING`]` − 1` rows in flight), the mask fully unrolled |
 //! | `conv2d_rows_*` | global memory | as `conv2d_fast`, with a `1 × mw` mask (separable row pass) |
 //! | `conv2d_cols_*` | global memory | as `conv2d_fast`, with an `mh × 1` mask (separable column pass): threads run along x, so every load is coalesced |
 //!
@@ -44,6 +44,23 @@ pub const STRIP_MAX_MASK: usize = 7;
 
 /// The most 4-wide chunks a row of the register form's window spans.
 pub const STRIP_CHUNKS: usize = 4;
+
+/// Input rows in each warp's ring of the register form: the row being
+/// computed and the `STRIP_RING − 1` after it, whose copies are in flight
+/// meanwhile (a power of two).
+pub const STRIP_RING: usize = 8;
+
+/// Elements of one ring row of the register form: the 32 lanes' 4-wide
+/// chunks and one chunk either side (the window reaches 4 columns past
+/// each edge of the warp's 128).
+pub const STRIP_ROW: usize = FAST_X * (32 + 2);
+
+/// Shared-memory elements of the register form for a `bx × by` block
+/// (`bx` a multiple of 32): a ring of [`STRIP_RING`] rows of
+/// [`STRIP_ROW`] elements per warp.
+pub const fn strip_shared_elems(bx: usize, by: usize) -> usize {
+    (bx * by).div_ceil(32) * STRIP_RING * STRIP_ROW
+}
 
 /// Chunks per window row of the register form for a centred mask of
 /// width `mw`: from the aligned column `a` (the window's start rounded
@@ -85,7 +102,7 @@ pub const fn fast_shared_elems(bx: usize, by: usize, mw: usize, mh: usize) -> us
 
 #[cfg(target_arch = "nvptx64")]
 mod kernels {
-    use super::{FAST_X, FAST_Y, STRIP_CHUNKS, STRIP_H, STRIP_MAX_MASK, strip_chunks};
+    use super::{FAST_X, FAST_Y, STRIP_CHUNKS, STRIP_H, STRIP_MAX_MASK, STRIP_RING, STRIP_ROW, strip_chunks};
     use crate::conv::CONV_MASK;
     use crate::conv::boundary::{map_index_edge, map_index32};
     use crate::conv::elem::{ConvElem, dot, mask_tap, opaque, unroll};
@@ -93,9 +110,10 @@ mod kernels {
     use crate::dev::index::{
         block_dim_x, block_dim_y, block_idx_x, block_idx_y, grid_dim_x, grid_dim_y, thread_idx_x, thread_idx_y,
     };
+    use crate::dev::pipeline;
     use crate::dev::shared::{Shared, dynamic};
     use crate::dev::sync::sync_threads;
-    use crate::dev::warp::{FULL_MASK, WARP_SIZE, ballot, lane_id, shfl_idx};
+    use crate::dev::warp::{FULL_MASK, WARP_SIZE, ballot, lane_id, shfl_idx, sync_warp};
 
     /// Rows of global loads per thread the fast kernel keeps in flight
     /// before its shared stores (its `LR` parameter): more loads in flight
@@ -515,254 +533,377 @@ mod kernels {
         }
     }
 
-    /// Where a thread of the register kernel reads its input rows: 4-wide
-    /// chunks of window rows, chunk 0 starting at column `a ≥ 0`, every
-    /// chunk inside the image's columns. Rows are mapped by the mode (rows
-    /// past the top or bottom edge of a strip near them).
-    trait Rows<T>: Copy {
-        /// Window row `r` (image row `y0 + r` through the mode's map):
-        /// element `a` of the image row it takes, or `None` for zeros.
-        fn row(self, r: usize) -> Option<*const T>;
-
-        /// Chunk `c` (columns `a + 4c … a + 4c + 3`) of a row from
-        /// [`Rows::row`].
-        ///
-        /// # Safety
-        /// `p` from `row`; chunk `c` within the loader's chunks.
-        unsafe fn chunk(self, p: *const T, c: usize) -> [T; FAST_X];
+    /// How one lane copies its part of each window row into its warp's
+    /// ring: ring chunk `lane + 1` (its own columns `x … x + 3`), and for
+    /// lane 0 chunk 0 (the four columns before the warp's), for lane 1
+    /// chunk `WARP_SIZE + 1` (the four after). Addresses are those of
+    /// image row 0 and ring slot 0; the extra chunk lies `extra_step`
+    /// chunks from the own one, in the ring and in the image; `*_ok` is
+    /// false for a chunk not wholly inside the image's columns (written as
+    /// zeros).
+    #[derive(Clone, Copy)]
+    struct RowCopy<T> {
+        own_dst: u32,
+        own_src: *const T,
+        own_ok: bool,
+        extra: bool,
+        extra_step: i32,
+        extra_ok: bool,
     }
 
-    /// The rows of a strip: the image and the window's corner.
+    /// The register kernel's rows: the image with its axes in 32 bits
+    /// (below 2³¹, as the host checks), so the loop carries fewer
+    /// registers.
     #[derive(Clone, Copy)]
-    struct Strip<T> {
-        /// Element `a` of image row 0, `a` the window's first column
-        /// (aligned to 4, inside the image).
-        base: *const T,
+    struct Rows {
         pitch: usize,
-        /// The window's first row (may be above the image) and the image's
-        /// height (both below 2³¹, as the host checks).
-        y0: i32,
         height: i32,
         mode: u32,
     }
 
-    impl<T: ConvElem> Strip<T> {
+    impl Rows {
+        /// Image row `y` through the mode's map: its element offset, or
+        /// `None` for a row of zeros.
         #[inline(always)]
-        fn row(self, r: usize) -> Option<*const T> {
-            let j = map_index32(self.y0 + r as i32, self.height, self.mode)?;
-            // SAFETY: row j < height, column a < width.
-            Some(unsafe { self.base.add(j as usize * self.pitch) })
+        fn offset(self, y: i32) -> Option<usize> {
+            let j = map_index32(y, self.height, self.mode)?;
+            Some(j as usize * self.pitch)
         }
     }
 
-    /// Rows 16-byte aligned: each chunk one vector load.
+    impl<T: ConvElem> RowCopy<T> {
+        /// Starts copying image row `y` (through the mode's map) into ring
+        /// slot `slot`.
+        ///
+        /// # Safety
+        /// The ring addresses lie in this warp's ring; a chunk marked ok
+        /// lies inside the image's columns (and is 16-byte aligned when
+        /// `VEC`: 16-byte copies, else one element at a time).
+        #[inline(always)]
+        unsafe fn issue<const VEC: bool>(self, rows: Rows, y: i32, slot: usize) {
+            let bytes = (slot * STRIP_ROW * core::mem::size_of::<T>()) as u32;
+            let row = rows.offset(y);
+            let off = row.unwrap_or(0);
+            // SAFETY: the caller's contract; a source is read only when its
+            // row maps into the image and its chunk is inside.
+            unsafe {
+                T::copy4_async(self.own_dst + bytes, self.own_src.wrapping_add(off), row.is_some() && self.own_ok, VEC);
+                if self.extra {
+                    let step = self.extra_step * FAST_X as i32;
+                    T::copy4_async(
+                        (self.own_dst + bytes).wrapping_add_signed(step * core::mem::size_of::<T>() as i32),
+                        self.own_src.wrapping_add(off).wrapping_offset(step as isize),
+                        row.is_some() && self.extra_ok,
+                        VEC,
+                    );
+                }
+            }
+        }
+    }
+
+    /// True when the register kernel runs `MH` rows per pass with the
+    /// accumulators rotating by name: masks of up to 5 rows of `f32` or 3
+    /// of `f64` (up to 24 bytes of accumulator per column), whose unrolled
+    /// pass fits the register budget of 2 blocks per SM; taller masks run
+    /// one row per pass and shift the accumulators.
+    const fn strip_unrolled<T>(mh: usize) -> bool {
+        mh * core::mem::size_of::<T>() <= 24
+    }
+
+    /// What one row step of [`strip`] needs besides the accumulators.
     #[derive(Clone, Copy)]
-    struct Vector<T>(Strip<T>);
-
-    impl<T: ConvElem> Rows<T> for Vector<T> {
-        #[inline(always)]
-        fn row(self, r: usize) -> Option<*const T> {
-            self.0.row(r)
-        }
-        #[inline(always)]
-        unsafe fn chunk(self, p: *const T, c: usize) -> [T; FAST_X] {
-            // SAFETY: the chunk lies inside the row, 16-byte aligned.
-            unsafe { T::load4(p.add(FAST_X * c)) }
-        }
+    struct StripStep<T> {
+        copy: RowCopy<T>,
+        rows: Rows,
+        read: Shared<T>,
+        y0: i32,
+        out: *mut T,
+        rows_out: u32,
+        store: bool,
     }
 
-    /// Rows not 16-byte aligned: four scalar loads per chunk.
-    #[derive(Clone, Copy)]
-    struct Scalar<T>(Strip<T>);
-
-    impl<T: ConvElem> Rows<T> for Scalar<T> {
+    impl<T: ConvElem> StripStep<T> {
+        /// Input row `ir` of a strip: waits for its copy, starts the copy
+        /// of row `ir + STRIP_RING − 1`, adds mask row `j` to accumulator
+        /// `acc_of(j)` for every tap, then stores accumulator `done` as
+        /// output row `ir + 1 − MH` when that row is complete and inside
+        /// the image. `acc_of` and `done` are compile-time constants after
+        /// inlining.
+        ///
+        /// # Safety
+        /// As [`strip`].
         #[inline(always)]
-        fn row(self, r: usize) -> Option<*const T> {
-            self.0.row(r)
-        }
-        #[inline(always)]
-        unsafe fn chunk(self, p: *const T, c: usize) -> [T; FAST_X] {
-            // SAFETY: the chunk lies inside the row.
-            unsafe { core::array::from_fn(|k| *p.add(FAST_X * c + k)) }
-        }
-    }
-
-    /// Chunks of one window row (at most [`STRIP_CHUNKS`] used).
-    type Row<T> = [[T; FAST_X]; STRIP_CHUNKS];
-
-    /// Loads the `chunks` chunks of window row `r` (zeros for a row the
-    /// mode maps to nothing).
-    ///
-    /// # Safety
-    /// As [`Rows::chunk`] for each.
-    #[inline(always)]
-    unsafe fn load_row<T: ConvElem, R: Rows<T>>(rows: R, r: usize, chunks: usize) -> Row<T> {
-        let mut v = [[T::ZERO; FAST_X]; STRIP_CHUNKS];
-        if let Some(p) = rows.row(r) {
-            unroll!(c in [0, 1, 2, 3] below chunks => {
+        unsafe fn run<const MW: usize, const MH: usize, const VEC: bool>(
+            self,
+            acc: &mut [[T; FAST_X]; STRIP_MAX_MASK],
+            ir: usize,
+            acc_of: impl Fn(usize) -> usize,
+            done: usize,
+        ) {
+            let s = (MW / 2).wrapping_neg() & (FAST_X - 1);
+            let chunks = strip_chunks(MW);
+            let steps = STRIP_H + MH - 1;
+            // Row ir has landed (this lane's copies), and after the barrier
+            // every lane's; every lane has also finished reading slot
+            // (ir − 1) mod STRIP_RING, which the next copy refills.
+            pipeline::wait_group::<{ STRIP_RING as u32 - 2 }>();
+            // SAFETY: all lanes run the same loop.
+            unsafe { sync_warp() };
+            let next = ir + STRIP_RING - 1;
+            if next < steps {
                 // SAFETY: the caller's contract.
-                v[c] = unsafe { rows.chunk(p, c) };
+                unsafe { self.copy.issue::<VEC>(self.rows, self.y0 + next as i32, next % STRIP_RING) };
+            }
+            pipeline::commit_group();
+            let slot = (ir % STRIP_RING) * STRIP_ROW;
+            let mut cur = [[T::ZERO; FAST_X]; STRIP_CHUNKS];
+            unroll!(c in [0, 1, 2, 3] below chunks => {
+                // SAFETY: chunk lane + c lies inside the slot; 16-byte
+                // aligned (the ring is, and rows and chunks are multiples of
+                // 16 bytes).
+                cur[c] = unsafe { T::read4(self.read, slot + FAST_X * c) };
             });
-        }
-        v
-    }
-
-    /// One strip of the register kernel: `FAST_X` columns × [`STRIP_H`]
-    /// rows of outputs for a centred `MW × MH` mask, by a sliding window of
-    /// rows. The thread walks the strip's `STRIP_H + MH − 1` input rows
-    /// once, top to bottom, loading the next row while it computes the
-    /// current one. Accumulator slot `k` holds the output row `MH − 1 − k`
-    /// rows above the current input row; each input row adds its mask row
-    /// `j` to slot `MH − 1 − j` for every tap, all indices compile-time
-    /// (the taps are constant-bank operands of the multiply-adds). When
-    /// slot 0 is complete it is stored and the slots shift down. Window
-    /// column `e` of a row is element `e % 4` of chunk `e / 4`, counted
-    /// from `a = x − left_x − s`, `s < 4` the same for every thread.
-    #[inline(always)]
-    unsafe fn strip<T: ConvElem, R: Rows<T>, const MW: usize, const MH: usize>(
-        rows: R,
-        output: *mut T,
-        pitch: usize,
-        rows_out: usize,
-        columns_out: usize,
-        vector_store: bool,
-    ) {
-        let s = (MW / 2).wrapping_neg() & (FAST_X - 1);
-        let chunks = strip_chunks(MW);
-        let mut acc = [[T::ZERO; FAST_X]; STRIP_MAX_MASK];
-        let steps = STRIP_H + MH - 1;
-        // SAFETY: row 0 is part of the window.
-        let mut cur = unsafe { load_row(rows, 0, chunks) };
-        for ir in 0..steps {
-            let next = if ir + 1 < steps {
-                // SAFETY: row ir + 1 is part of the window.
-                unsafe { load_row(rows, ir + 1, chunks) }
-            } else {
-                cur
-            };
+            // Mask row J adds to output row ir − J.
             unroll!(const J in [0, 1, 2, 3, 4, 5, 6] below MH => {
                 unroll!(const I in [0, 1, 2, 3, 4, 5, 6] below MW => {
                     let m: T = mask_tap!(T, J * MW + I);
                     unroll!(q in [0, 1, 2, 3] below FAST_X => {
                         let e = s + I + q;
-                        let slot = &mut acc[MH - 1 - J];
-                        slot[q] = T::fma(cur[e / FAST_X][e % FAST_X], m, slot[q]);
+                        let a = &mut acc[acc_of(J)];
+                        a[q] = T::fma(cur[e / FAST_X][e % FAST_X], m, a[q]);
                     });
                 });
             });
-            if ir + 1 >= MH && ir + 1 - MH < rows_out {
-                // SAFETY: output row ir + 1 − MH of the strip lies inside
-                // the image; only its first columns_out (≤ 4) columns are
-                // stored; vector stores are 16-byte aligned when the caller
-                // allows them (x is a multiple of 4).
+            if self.store && ir + 1 >= MH && ((ir + 1 - MH) as u32) < self.rows_out {
+                // SAFETY: output row ir + 1 − MH of the strip lies inside the
+                // image, and all four of the lane's columns do; vector
+                // stores only when aligned.
                 unsafe {
-                    let p = output.add((ir + 1 - MH) * pitch);
-                    if vector_store {
-                        T::store4(p, acc[0]);
+                    let p = self.out.add((ir + 1 - MH) * self.rows.pitch);
+                    if VEC {
+                        T::store4(p, acc[done]);
                     } else {
-                        for (q, &v) in acc[0].iter().enumerate() {
-                            if q < columns_out {
-                                *p.add(q) = v;
-                            }
+                        for (q, &v) in acc[done].iter().enumerate() {
+                            *p.add(q) = v;
                         }
                     }
                 }
             }
-            unroll!(k in [0, 1, 2, 3, 4, 5] below MH - 1 => {
-                acc[k] = acc[k + 1];
-            });
-            acc[MH - 1] = [T::ZERO; FAST_X];
-            cur = next;
         }
+    }
+
+    /// One strip of the register kernel: `FAST_X` columns × [`STRIP_H`]
+    /// rows of outputs per lane for a centred `MW × MH` mask, by a sliding
+    /// window of rows. The warp walks the strip's `STRIP_H + MH − 1` input
+    /// rows once, top to bottom, through its ring of [`STRIP_RING`] rows in
+    /// shared memory: the copies of the next `STRIP_RING − 1` rows are in
+    /// flight (asynchronous, holding no registers) while it computes the
+    /// current one. Each input row `ir` adds its mask row `j` to output row
+    /// `ir − j`, for every tap ([`StripStep::run`]); the `MH` output rows
+    /// in progress live in `MH` accumulators, every accumulator and tap
+    /// index a compile-time constant (the taps are constant-bank operands).
+    /// For masks of up to 5 rows ([`strip_unrolled`]) the loop runs `MH`
+    /// rows per pass, output row `o` in accumulator `o mod MH`: the
+    /// accumulators rotate by name, without register moves. Taller masks
+    /// run a row per pass and shift the accumulators down a slot after
+    /// each row (fewer registers). When output row `ir + 1 − MH` is
+    /// complete it is stored and its accumulator cleared for a new row. Window column `e` of a
+    /// lane is element `e % 4` of ring chunk `lane + e / 4`, counted from
+    /// `x − 4` (`x − left − s` for every centred mask up to 7 × 7); `read`
+    /// is the ring address of chunk `lane` in slot 0.
+    ///
+    /// Every lane runs the copies and barriers; only lanes with `store`
+    /// (their window columns inside the image) store, and only the
+    /// `rows_out` rows inside the image. `VEC`: image rows and `out`
+    /// 16-byte aligned, and the pitch a multiple of 16 bytes (16-byte
+    /// copies and stores; else element by element).
+    ///
+    /// # Safety
+    /// All 32 lanes of the warp call it together, with the same `y0`;
+    /// `copy` as [`RowCopy::issue`]; `out` the strip's first output when
+    /// `store`.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn strip<T: ConvElem, const MW: usize, const MH: usize, const VEC: bool>(
+        copy: RowCopy<T>,
+        rows: Rows,
+        read: Shared<T>,
+        y0: i32,
+        out: *mut T,
+        rows_out: u32,
+        store: bool,
+    ) {
+        const { assert!(MW / 2 + ((MW / 2).wrapping_neg() & (FAST_X - 1)) == FAST_X && MW <= STRIP_MAX_MASK) };
+        let steps = STRIP_H + MH - 1;
+        let mut acc = [[T::ZERO; FAST_X]; STRIP_MAX_MASK];
+        for r in 0..STRIP_RING - 1 {
+            if r < steps {
+                // SAFETY: the caller's contract.
+                unsafe { copy.issue::<VEC>(rows, y0 + r as i32, r) };
+            }
+            pipeline::commit_group();
+        }
+        let step = StripStep { copy, rows, read, y0, out, rows_out, store };
+        if strip_unrolled::<T>(MH) {
+            // acc[k]: the output row ≡ k (mod MH) of the MH in progress.
+            // MH rows per pass, so that ir mod MH, and with it every
+            // accumulator index, is a compile-time U.
+            let mut base = 0;
+            while base < steps {
+                unroll!(const U in [0, 1, 2, 3, 4, 5, 6] below MH => {
+                    let ir = base + U;
+                    if ir < steps {
+                        let done = (U + 1) % MH;
+                        // SAFETY: the caller's contract.
+                        unsafe { step.run::<MW, MH, VEC>(&mut acc, ir, |j| (U + MH - j) % MH, done) };
+                        acc[done] = [T::ZERO; FAST_X];
+                    }
+                });
+                base += MH;
+            }
+        } else {
+            // acc[k]: the output row MH − 1 − k rows above input row ir;
+            // the slots shift down after each row.
+            for ir in 0..steps {
+                // SAFETY: the caller's contract.
+                unsafe { step.run::<MW, MH, VEC>(&mut acc, ir, |j| MH - 1 - j, 0) };
+                unroll!(k in [0, 1, 2, 3, 4, 5] below MH - 1 => {
+                    acc[k] = acc[k + 1];
+                });
+                acc[MH - 1] = [T::ZERO; FAST_X];
+            }
+        }
+        // The ring is free for the next strip once every lane is done.
+        pipeline::wait_group::<0>();
+        // SAFETY: all lanes run the same loop.
+        unsafe { sync_warp() };
     }
 
     /// The register kernel for a centred `MW × MH` mask: thread `(tx, ty)`
     /// of a block owns the strip of columns `x = FAST_X · tx …` and rows
-    /// `STRIP_H · ty …` of the block's tile. A warp's 32 threads cover 128
-    /// consecutive columns, so each chunk load is one coalesced 512-byte
-    /// `LDG.128`; the halo columns a thread reads are its neighbours' own
-    /// chunks and come from L1, the halo rows from L1/L2, so DRAM sees each
-    /// input about once. No shared tile, no barrier: every warp keeps its
-    /// next row's loads in flight while it computes.
+    /// `STRIP_H · ty …` of the block's tile. A warp's 32 lanes cover 128
+    /// consecutive columns of one band of rows, so each row's copy is one
+    /// coalesced 512-byte transfer (plus a chunk either side); the halo
+    /// rows shared with the strips above and below come from L2, so DRAM
+    /// sees each input about once. No shared tile, no block barrier: each
+    /// warp has its own ring ([`strip_shared_elems`]).
     ///
-    /// Strips whose window columns lie inside the image run [`strip`]
-    /// (rows past the top or bottom edge through the mode's map, a row at a
-    /// time). The few at the left and right edges would need the map per
-    /// element; rather than hold that code's registers in every thread, the
-    /// whole warp computes each such strip afterwards, two outputs per lane
-    /// from the plain sum.
+    /// Lanes whose window columns lie inside the image compute from the
+    /// ring (rows past the top or bottom edge through the mode's map, a
+    /// row at a time). The few lanes at the left and right edges would need
+    /// the map per element; rather than hold that code's registers in every
+    /// thread, the whole warp computes each such strip afterwards, two
+    /// outputs per lane from the plain sum.
     #[inline(always)]
     unsafe fn slide<T: ConvElem, M: Taps<T>, const MW: usize, const MH: usize>(img: Image<T>, output: *mut T, mask: M) {
-        let (bdx, bdy) = (block_dim_x() as usize, block_dim_y() as usize);
-        let (tx, ty) = (thread_idx_x() as usize, thread_idx_y() as usize);
-        let (tw, th) = (FAST_X * bdx, STRIP_H * bdy);
-        let (lx, ly) = (MW / 2, MH / 2);
-        let s = lx.wrapping_neg() & (FAST_X - 1);
-        let chunks = strip_chunks(MW);
+        let (bdx, bdy) = (block_dim_x(), block_dim_y());
+        let (tx, ty) = (thread_idx_x(), thread_idx_y());
+        let (tw, th) = (FAST_X as u32 * bdx, STRIP_H as u32 * bdy);
+        let (width, height) = (img.width as u32, img.height as u32);
         let row_bytes = img.pitch * core::mem::size_of::<T>();
-        let aligned =
+        let vector =
             (img.p as usize).is_multiple_of(16) && (output as usize).is_multiple_of(16) && row_bytes.is_multiple_of(16);
         let lane = lane_id();
-        let (tiles_x, tiles_y) = (img.width.div_ceil(tw), img.height.div_ceil(th));
-        for tyi in GridStride::new(block_idx_y() as usize, grid_dim_y() as usize, tiles_y) {
-            for txi in GridStride::new(block_idx_x() as usize, grid_dim_x() as usize, tiles_x) {
-                let (x, y) = (txi * tw + FAST_X * tx, tyi * th + STRIP_H * ty);
-                let active = x < img.width && y < img.height;
-                let a = x as isize - (lx + s) as isize;
-                let columns_inside = a >= 0 && a as usize + FAST_X * chunks <= img.width;
-                if active && columns_inside {
-                    let rows = Strip {
-                        // SAFETY: column a lies inside the image.
-                        base: unsafe { img.p.add(a as usize) },
-                        pitch: img.pitch,
-                        y0: y as i32 - ly as i32,
-                        height: img.height as i32,
-                        mode: img.mode,
-                    };
-                    // SAFETY: (x, y) lies inside the image.
-                    let out = unsafe { output.add(y * img.pitch + x) };
-                    let (rows_out, columns_out) = (img.height - y, img.width - x);
-                    // SAFETY: the window's columns lie inside the image; the
-                    // output strip is clipped to it; Vector only when rows
-                    // are 16-byte aligned.
-                    unsafe {
-                        if aligned {
-                            let full = columns_out >= FAST_X;
-                            strip::<T, _, MW, MH>(Vector(rows), out, img.pitch, rows_out, columns_out, full)
-                        } else {
-                            strip::<T, _, MW, MH>(Scalar(rows), out, img.pitch, rows_out, columns_out, false)
-                        }
-                    }
-                }
+        let warp = ((ty * bdx + tx) / WARP_SIZE) as usize;
+        let rows = Rows { pitch: img.pitch, height: height as i32, mode: img.mode };
+        // SAFETY: the launch gives each warp STRIP_RING · STRIP_ROW
+        // elements of dynamic shared memory.
+        let ring = unsafe { Shared::<T>::from_addr(dynamic::<T>().addr_of(warp * STRIP_RING * STRIP_ROW)) };
+        let (tiles_x, tiles_y) = (width.div_ceil(tw), height.div_ceil(th));
+        let mut tyi = block_idx_y();
+        while tyi < tiles_y {
+            let mut txi = block_idx_x();
+            while txi < tiles_x {
+                let (x, y) = (txi * tw + FAST_X as u32 * tx, tyi * th + STRIP_H as u32 * ty);
+                let active = x < width && y < height;
+                let inside = x >= FAST_X as u32 && x + 2 * FAST_X as u32 <= width;
                 // SAFETY: every lane of the warp runs the same tile loop
                 // (blocks of whole warps, block-uniform loops).
-                let mut edges = unsafe { ballot(FULL_MASK, active && !columns_inside) };
-                while edges != 0 {
-                    let l = edges.trailing_zeros();
-                    edges &= edges - 1;
-                    // SAFETY: as above; the loop is warp-uniform.
-                    let (ex, ey) = unsafe { (shfl_idx(FULL_MASK, x as u32, l), shfl_idx(FULL_MASK, y as u32, l)) };
-                    let mut o = lane as usize;
-                    while o < FAST_X * STRIP_H {
-                        let (xx, yy) = (ex as usize + o % FAST_X, ey as usize + o / FAST_X);
-                        if xx < img.width && yy < img.height {
-                            let (sx, sy) = (xx as isize - lx as isize, yy as isize - ly as isize);
-                            let mut acc = T::ZERO;
-                            for j in 0..MH {
-                                for i in 0..MW {
-                                    // SAFETY: fetch maps any position.
-                                    let v = unsafe { img.fetch(sx + i as isize, sy + j as isize) };
-                                    // SAFETY: tap j · MW + i < MW · MH.
-                                    let m = unsafe { mask.at(j * MW + i) };
-                                    acc = T::fma(v, m, acc);
-                                }
-                            }
-                            // SAFETY: xx < width, yy < height.
-                            unsafe { *output.add(yy * img.pitch + xx) = acc };
+                if unsafe { ballot(FULL_MASK, active && inside) } != 0 {
+                    // The warp's lanes share y (bdx is a multiple of 32), and
+                    // lane l's columns start 4l after lane 0's.
+                    // Lane 0's extra chunk is 1 before its own (ring chunk 1
+                    // → 0), lane 1's WARP_SIZE − 1 after (2 → WARP_SIZE + 1).
+                    let c = x + FAST_X as u32 * (WARP_SIZE - 1);
+                    let copy = RowCopy {
+                        own_dst: ring.addr_of(FAST_X * (lane as usize + 1)),
+                        own_src: img.p.wrapping_add(x as usize),
+                        own_ok: x + FAST_X as u32 <= width,
+                        extra: lane < 2,
+                        extra_step: if lane == 0 { -1 } else { WARP_SIZE as i32 - 1 },
+                        extra_ok: if lane == 0 { x >= FAST_X as u32 && x <= width } else { c + FAST_X as u32 <= width },
+                    };
+                    // SAFETY: chunk `lane` of the ring's slot 0.
+                    let read = unsafe { Shared::<T>::from_addr(ring.addr_of(FAST_X * lane as usize)) };
+                    let out = output.wrapping_add(y as usize * img.pitch + x as usize);
+                    // SAFETY: every lane is here; y < height; the copy's
+                    // chunks as marked; out is stored through only by lanes
+                    // inside the image.
+                    unsafe {
+                        let (y0, rows_out, store) = (y as i32 - (MH / 2) as i32, height - y, active && inside);
+                        if vector {
+                            strip::<T, MW, MH, true>(copy, rows, read, y0, out, rows_out, store)
+                        } else {
+                            strip::<T, MW, MH, false>(copy, rows, read, y0, out, rows_out, store)
                         }
-                        o += WARP_SIZE as usize;
                     }
                 }
+                // SAFETY: as above.
+                let edges = unsafe { ballot(FULL_MASK, active && !inside) };
+                // SAFETY: as above.
+                unsafe { edge_strips::<T, M, MW, MH>(img, output, mask, edges, x, y) };
+                txi += grid_dim_x();
+            }
+            tyi += grid_dim_y();
+        }
+    }
+
+    /// The register kernel's edge strips: for each lane set in `edges`,
+    /// the whole warp computes that lane's `FAST_X × STRIP_H` strip (at
+    /// the lane's `(x, y)`), two outputs per lane, each from the plain sum
+    /// with both axes through the mode's map (in 32 bits: the axes are
+    /// below 2³¹).
+    ///
+    /// # Safety
+    /// All 32 lanes call it together with the same `edges`.
+    #[inline(always)]
+    unsafe fn edge_strips<T: ConvElem, M: Taps<T>, const MW: usize, const MH: usize>(
+        img: Image<T>,
+        output: *mut T,
+        mask: M,
+        mut edges: u32,
+        x: u32,
+        y: u32,
+    ) {
+        let (w, h) = (img.width as i32, img.height as i32);
+        while edges != 0 {
+            let l = edges.trailing_zeros();
+            edges &= edges - 1;
+            // SAFETY: the loop is warp-uniform.
+            let (ex, ey) = unsafe { (shfl_idx(FULL_MASK, x, l), shfl_idx(FULL_MASK, y, l)) };
+            let mut o = lane_id() as usize;
+            while o < FAST_X * STRIP_H {
+                let (xx, yy) = (ex as i32 + (o % FAST_X) as i32, ey as i32 + (o / FAST_X) as i32);
+                if xx < w && yy < h {
+                    let (sx, sy) = (xx - (MW / 2) as i32, yy - (MH / 2) as i32);
+                    let mut acc = T::ZERO;
+                    for j in 0..MH {
+                        let row = map_index32(sy + j as i32, h, img.mode);
+                        for i in 0..MW {
+                            let v = match (map_index32(sx + i as i32, w, img.mode), row) {
+                                // SAFETY: both mapped inside the image.
+                                (Some(c), Some(r)) => unsafe { img.at(c as usize, r as usize) },
+                                _ => T::ZERO,
+                            };
+                            // SAFETY: tap j · MW + i < MW · MH.
+                            let m = unsafe { mask.at(j * MW + i) };
+                            acc = T::fma(v, m, acc);
+                        }
+                    }
+                    // SAFETY: xx < width, yy < height.
+                    unsafe { *output.add(yy as usize * img.pitch + xx as usize) = acc };
+                }
+                o += WARP_SIZE as usize;
             }
         }
     }

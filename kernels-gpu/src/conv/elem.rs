@@ -5,6 +5,7 @@
 use core::arch::asm;
 
 use crate::dev::constant::ConstElem;
+use crate::dev::pipeline;
 use crate::dev::shared::{Shared, SharedElem};
 
 /// An element type of the convolution kernels.
@@ -35,6 +36,17 @@ pub trait ConvElem: Copy + SharedElem + ConstElem {
     /// `p` valid for four elements and 16-byte aligned.
     unsafe fn load4(p: *const Self) -> [Self; 4];
 
+    /// Starts copying the four elements at `p` to shared-window address
+    /// `dst` ([`pipeline`]), 16 bytes at a time when `vector`, else one
+    /// element at a time; zeros instead when `valid` is false (`p` is
+    /// then not read and may point anywhere).
+    ///
+    /// # Safety
+    /// As [`pipeline::copy16`]: `dst` 16-byte aligned in this block's
+    /// shared memory; when `valid`, `p` valid for four elements, and
+    /// 16-byte aligned when `vector`.
+    unsafe fn copy4_async(dst: u32, p: *const Self, valid: bool, vector: bool);
+
     /// `self`, through an instruction the compiler keeps where it stands:
     /// the value is computed before this point on every path, never sunk
     /// into a branch that alone uses it. (`ptxas` removes the move.)
@@ -43,6 +55,20 @@ pub trait ConvElem: Copy + SharedElem + ConstElem {
 
 impl ConvElem for f32 {
     const ZERO: Self = 0.0;
+
+    #[inline(always)]
+    unsafe fn copy4_async(dst: u32, p: *const f32, valid: bool, vector: bool) {
+        // SAFETY: the caller's contract.
+        unsafe {
+            if vector {
+                pipeline::copy16(dst, p.cast(), valid);
+            } else {
+                for k in 0..4 {
+                    pipeline::copy_f32(dst + 4 * k as u32, p.wrapping_add(k), valid);
+                }
+            }
+        }
+    }
 
     #[inline(always)]
     fn fma(a: f32, b: f32, c: f32) -> f32 {
@@ -99,6 +125,21 @@ impl ConvElem for f32 {
 
 impl ConvElem for f64 {
     const ZERO: Self = 0.0;
+
+    #[inline(always)]
+    unsafe fn copy4_async(dst: u32, p: *const f64, valid: bool, vector: bool) {
+        // SAFETY: the caller's contract.
+        unsafe {
+            if vector {
+                pipeline::copy16(dst, p.cast(), valid);
+                pipeline::copy16(dst + 16, p.wrapping_add(2).cast(), valid);
+            } else {
+                for k in 0..4 {
+                    pipeline::copy_f64(dst + 8 * k as u32, p.wrapping_add(k), valid);
+                }
+            }
+        }
+    }
 
     #[inline(always)]
     fn fma(a: f64, b: f64, c: f64) -> f64 {

@@ -15,6 +15,7 @@
 //! | static and dynamic shared memory | [`shared`] | `LDS`/`STS` |
 //! | warp shuffles (down, xor) | [`warp`] | `SHFL.DOWN`, `SHFL.BFLY` |
 //! | pitched 2D row/element addresses | [`pitched`] | (the pitched matrix kernel; GPU-tested) |
+//! | asynchronous global → shared copies, warp barrier | [`pipeline`], [`warp`] | `LDGSTS`, `LDGDEPBAR`, `DEPBAR`, `WARPSYNC` |
 //!
 //! Pure arithmetic (grid-stride bounds, vector split of a misaligned range) is
 //! compiled on the host too, so the host plans launches with the very same
@@ -28,6 +29,8 @@ pub mod vector;
 pub mod constant;
 #[cfg(target_arch = "nvptx64")]
 pub mod index;
+#[cfg(target_arch = "nvptx64")]
+pub mod pipeline;
 #[cfg(target_arch = "nvptx64")]
 pub mod shared;
 #[cfg(target_arch = "nvptx64")]

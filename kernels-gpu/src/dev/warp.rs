@@ -147,6 +147,18 @@ mod device {
         r
     }
 
+    /// `__syncwarp()`: every lane of the warp waits here for the others;
+    /// shared-memory writes before it are visible to every lane after it.
+    ///
+    /// # Safety
+    /// All 32 lanes must execute this same barrier.
+    #[inline(always)]
+    pub unsafe fn sync_warp() {
+        // SAFETY: the caller upholds the full-warp contract; acts as a
+        // compiler memory barrier (no `nomem`).
+        unsafe { asm!("bar.warp.sync -1;", options(nostack, preserves_flags)) }
+    }
+
     /// `__ballot_sync(mask, pred)`: bit `i` set when lane `i` (named in
     /// `mask`) has `pred` true.
     ///
