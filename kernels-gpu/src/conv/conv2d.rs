@@ -73,8 +73,9 @@ pub const fn strip_chunks(mw: usize) -> usize {
 /// True when `conv2d_fast` runs its register form for an `mw × mh` mask
 /// with `left` taps left of and above the centre: the centred 3 × 3,
 /// 5 × 5 and 7 × 7 masks (`left = size / 2`, as every odd correlation or
-/// convolution). It then needs no shared memory and each thread computes
-/// a `FAST_X × STRIP_H` strip; any other mask takes the shared-tile form.
+/// convolution). Each thread then computes a `FAST_X × STRIP_H` strip
+/// from registers, its input rows streamed through a ring per warp
+/// ([`strip_shared_elems`]); any other mask takes the shared-tile form.
 pub const fn fast_in_registers((mw, mh): (usize, usize), (lx, ly): (usize, usize)) -> bool {
     mw == mh && (mw == 3 || mw == 5 || mw == 7) && lx == mw / 2 && ly == mh / 2
 }
@@ -786,7 +787,7 @@ mod kernels {
     /// coalesced 512-byte transfer (plus a chunk either side); the halo
     /// rows shared with the strips above and below come from L2, so DRAM
     /// sees each input about once. No shared tile, no block barrier: each
-    /// warp has its own ring ([`strip_shared_elems`]).
+    /// warp has its own ring ([`strip_shared_elems`](super::strip_shared_elems)).
     ///
     /// Lanes whose window columns lie inside the image compute from the
     /// ring (rows past the top or bottom edge through the mode's map, a
@@ -1005,8 +1006,10 @@ mod kernels {
             ///
             /// # Safety
             /// As the other 2D kernels, and: `CONV_MASK` holds the
-            /// `N · N` taps; blocks are whole warps; `width` and `height`
-            /// below 2³¹; no dynamic shared memory needed.
+            /// `N · N` taps; blocks' x dimension a multiple of 32 (each
+            /// warp one row of lanes); `width` and `height` below 2³¹;
+            /// dynamic shared memory of [`strip_shared_elems`](super::strip_shared_elems) elements
+            /// for the block shape.
             #[unsafe(no_mangle)]
             pub unsafe extern "ptx-kernel" fn $name(
                 input: *const $t,
