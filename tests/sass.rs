@@ -221,7 +221,7 @@ fn strip_kernels_stream_rows_through_a_shared_ring() {
                 let k = format!("conv2d_strip{n}_{ty}");
                 let sass = c.kernel(&k).unwrap_or_else(|| panic!("sm_{}: {k} missing", c.arch));
                 let ops: Vec<&str> = sass.iter().map(|i| i.opcode.as_str()).collect();
-                let has = |op: &str| ops.iter().any(|o| *o == op);
+                let has = |op: &str| ops.contains(&op);
                 let starts = |op: &str| ops.iter().any(|o| o.starts_with(op));
                 assert!(!starts("BAR.SYNC"), "sm_{} {k}: a block barrier", c.arch);
                 assert!(starts("LDS"), "sm_{} {k}: no shared loads", c.arch);
