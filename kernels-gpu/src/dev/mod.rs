@@ -15,7 +15,7 @@
 //! | static and dynamic shared memory | [`shared`] | `LDS`/`STS` |
 //! | warp shuffles (down, xor) | [`warp`] | `SHFL.DOWN`, `SHFL.BFLY` |
 //! | pitched 2D row/element addresses | [`pitched`] | (the pitched matrix kernel; GPU-tested) |
-//! | asynchronous global → shared copies, warp barrier | [`pipeline`], [`warp`] | `LDGSTS`, `LDGDEPBAR`, `DEPBAR`, `WARPSYNC` |
+//! | asynchronous global → shared copies, warp barrier | [`pipeline`], [`warp`] | `LDGSTS`, `LDGDEPBAR`, `DEPBAR` (the 2D strip kernels) |
 //!
 //! Pure arithmetic (grid-stride bounds, vector split of a misaligned range) is
 //! compiled on the host too, so the host plans launches with the very same
