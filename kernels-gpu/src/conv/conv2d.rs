@@ -611,7 +611,12 @@ mod kernels {
         mh * core::mem::size_of::<T>() <= 24
     }
 
-    /// What one row step of [`strip`] needs besides the accumulators.
+    /// One strip of the register kernel, what [`strip`] and each of its
+    /// row steps need besides the accumulators: how this lane copies its
+    /// rows, the rows' map, the ring address of the lane's chunk 0 in
+    /// slot 0 (`read`), the window's first image row, the strip's first
+    /// output (stored through only when `store`) and its rows inside the
+    /// image.
     #[derive(Clone, Copy)]
     struct StripStep<T> {
         copy: RowCopy<T>,
@@ -708,43 +713,33 @@ mod kernels {
     /// accumulators rotate by name, without register moves. Taller masks
     /// run a row per pass and shift the accumulators down a slot after
     /// each row (fewer registers). When output row `ir + 1 − MH` is
-    /// complete it is stored and its accumulator cleared for a new row. Window column `e` of a
-    /// lane is element `e % 4` of ring chunk `lane + e / 4`, counted from
-    /// `x − 4` (`x − left − s` for every centred mask up to 7 × 7); `read`
-    /// is the ring address of chunk `lane` in slot 0.
+    /// complete it is stored and its accumulator cleared for a new row.
+    /// Window column `e` of a lane is element `e % 4` of ring chunk
+    /// `lane + e / 4`, counted from `x − 4` (`x − left − s` for every
+    /// centred mask up to 7 × 7).
     ///
-    /// Every lane runs the copies and barriers; only lanes with `store`
-    /// (their window columns inside the image) store, and only the
-    /// `rows_out` rows inside the image. `VEC`: image rows and `out`
-    /// 16-byte aligned, and the pitch a multiple of 16 bytes (16-byte
-    /// copies and stores; else element by element).
+    /// Every lane runs the copies and barriers; only lanes with
+    /// `step.store` (their window columns inside the image) store, and only
+    /// the `step.rows_out` rows inside the image. `VEC`: image rows and
+    /// `step.out` 16-byte aligned, and the pitch a multiple of 16 bytes
+    /// (16-byte copies and stores; else element by element).
     ///
     /// # Safety
-    /// All 32 lanes of the warp call it together, with the same `y0`;
-    /// `copy` as [`RowCopy::issue`]; `out` the strip's first output when
-    /// `store`.
+    /// All 32 lanes of the warp call it together, with the same `step.y0`;
+    /// `step.copy` as [`RowCopy::issue`]; `step.out` the strip's first
+    /// output when `step.store`.
     #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn strip<T: ConvElem, const MW: usize, const MH: usize, const VEC: bool>(
-        copy: RowCopy<T>,
-        rows: Rows,
-        read: Shared<T>,
-        y0: i32,
-        out: *mut T,
-        rows_out: u32,
-        store: bool,
-    ) {
+    unsafe fn strip<T: ConvElem, const MW: usize, const MH: usize, const VEC: bool>(step: StripStep<T>) {
         const { assert!(MW / 2 + ((MW / 2).wrapping_neg() & (FAST_X - 1)) == FAST_X && MW <= STRIP_MAX_MASK) };
         let steps = STRIP_H + MH - 1;
         let mut acc = [[T::ZERO; FAST_X]; STRIP_MAX_MASK];
         for r in 0..STRIP_RING - 1 {
             if r < steps {
                 // SAFETY: the caller's contract.
-                unsafe { copy.issue::<VEC>(rows, y0 + r as i32, r) };
+                unsafe { step.copy.issue::<VEC>(step.rows, step.y0 + r as i32, r) };
             }
             pipeline::commit_group();
         }
-        let step = StripStep { copy, rows, read, y0, out, rows_out, store };
         if strip_unrolled::<T>(MH) {
             // acc[k]: the output row ≡ k (mod MH) of the MH in progress.
             // MH rows per pass, so that ir mod MH, and with it every
@@ -842,11 +837,8 @@ mod kernels {
                     // inside the image.
                     unsafe {
                         let (y0, rows_out, store) = (y as i32 - (MH / 2) as i32, height - y, active && inside);
-                        if vector {
-                            strip::<T, MW, MH, true>(copy, rows, read, y0, out, rows_out, store)
-                        } else {
-                            strip::<T, MW, MH, false>(copy, rows, read, y0, out, rows_out, store)
-                        }
+                        let step = StripStep { copy, rows, read, y0, out, rows_out, store };
+                        if vector { strip::<T, MW, MH, true>(step) } else { strip::<T, MW, MH, false>(step) }
                     }
                 }
                 // SAFETY: as above.
