@@ -552,9 +552,9 @@ mod kernels {
         extra_ok: bool,
     }
 
-    /// The register kernel's rows: the image with its axes in 32 bits
-    /// (below 2³¹, as the host checks), so the loop carries fewer
-    /// registers.
+    /// The register kernel's rows: the pitch, the height in 32 bits (below
+    /// 2³¹, as the host checks, so the loop carries fewer registers) and
+    /// the boundary mode.
     #[derive(Clone, Copy)]
     struct Rows {
         pitch: usize,
