@@ -10,10 +10,14 @@
 //! (`bar.warp.sync` for a warp, `bar.sync` for a block).
 //!
 //! Below sm_80 the same functions copy synchronously (load, then
-//! `st.shared`), and the group functions do nothing, so kernels written
+//! [`SharedElem::st_shared`](crate::dev::shared::SharedElem::st_shared)), and the group functions do nothing, so kernels written
 //! against this module run, more slowly, everywhere.
 
+#[cfg(target_feature = "sm_80")]
 use core::arch::asm;
+
+#[cfg(not(target_feature = "sm_80"))]
+use crate::dev::shared::SharedElem;
 
 /// Copies 16 bytes from global `src` to shared-window address `dst`, or
 /// writes 16 zero bytes there when `valid` is false (`src` is then not
@@ -44,16 +48,13 @@ pub unsafe fn copy16(dst: u32, src: *const u8, valid: bool) {
         } else {
             (0, 0)
         };
-        asm!(
-            "st.shared.v2.u64 [{d}], {{{a}, {b}}};",
-            d = in(reg32) dst, a = in(reg64) a, b = in(reg64) b,
-            options(nostack, preserves_flags),
-        );
+        u64::st_shared(dst, a);
+        u64::st_shared(dst + 8, b);
     }
 }
 
 macro_rules! copy_scalar {
-    ($(#[$doc:meta])* $name:ident, $t:ty, $bytes:literal, $class:ident, $st:literal) => {
+    ($(#[$doc:meta])* $name:ident, $t:ty, $bytes:literal) => {
         $(#[$doc])*
         ///
         /// # Safety
@@ -72,12 +73,7 @@ macro_rules! copy_scalar {
             #[cfg(not(target_feature = "sm_80"))]
             // SAFETY: the caller's contract.
             unsafe {
-                let v: $t = if valid { *src } else { 0 as $t };
-                asm!(
-                    concat!("st.shared.", $st, " [{d}], {v};"),
-                    d = in(reg32) dst, v = in($class) v,
-                    options(nostack, preserves_flags),
-                );
+                <$t>::st_shared(dst, if valid { *src } else { 0 as $t });
             }
         }
     };
@@ -86,12 +82,12 @@ macro_rules! copy_scalar {
 copy_scalar!(
     /// Copies one `f32` (4 bytes) from `src` to `dst`, or zero when
     /// `valid` is false.
-    copy_f32, f32, 4, reg32, "f32"
+    copy_f32, f32, 4
 );
 copy_scalar!(
     /// Copies one `f64` (8 bytes) from `src` to `dst`, or zero when
     /// `valid` is false.
-    copy_f64, f64, 8, reg64, "f64"
+    copy_f64, f64, 8
 );
 
 /// Closes this thread's copies issued since the last call into a group
