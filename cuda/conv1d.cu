@@ -4,6 +4,14 @@
 // file with `nvcc -O3 -ptx` for the present GPU, loads it next to the Rust
 // module and times both on the same buffers, so the Rust/C++ time ratio
 // compares code generation, not algorithms.
+//
+// The loops here are written plainly, as a CUDA programmer would, and
+// nvcc unrolls them. Some of their Rust counterparts spell out a loop
+// shape instead — the sums in 4-tap steps (conv::elem::dot) or 16/8/4-tap
+// blocks (dot_blocks, the basic kernel), the fast kernel's chunk loop four
+// chunks per iteration — where LLVM's own unrolling made slower code: the
+// same taps in the same order, unrolled differently (docs/convolution.md,
+// "CUDA C++ twins").
 
 #include <cstddef>
 

@@ -1,9 +1,11 @@
 // CUDA C++ twins of the Rust 2D convolution kernels (f32), for comparing
 // what nvcc makes of the same algorithms with what rustc's NVPTX backend
 // makes of them. Same names, same parameter lists (the host checks the
-// PTX parameter sizes at launch), same algorithms line for line, same
-// shared-memory layouts (kernels-gpu/src/conv/conv2d.rs holds the
-// layout functions), same constant array.
+// PTX parameter sizes at launch), same algorithms, same shared-memory
+// layouts (kernels-gpu/src/conv/conv2d.rs holds the layout functions),
+// same constant array. The tap loops of the lesson kernels are plain
+// loops here; on the Rust side they run in explicit 4-tap steps
+// (conv::elem::dot), the same taps in the same order (see cuda/conv1d.cu).
 //
 //     nvcc -O3 -arch=sm_90 -ptx cuda/conv2d.cu -o conv2d.ptx
 //
