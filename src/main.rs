@@ -16,8 +16,8 @@ use clap::{Args, Parser, Subcommand};
 use coalesce::Gpu;
 use coalesce::bench::report::{Align, Table, human_bytes, parse_size};
 use coalesce::bench::{
-    self, BenchError, access, alignment, constant, conv, copy, harness, local, matrix, reduce, texture, transfer,
-    transpose,
+    self, BenchError, access, alignment, concurrency, constant, conv, copy, harness, local, matrix, reduce, texture,
+    transfer, transpose,
 };
 use coalesce::inspect::{Access, Tools};
 
@@ -90,6 +90,20 @@ enum BenchCommand {
     /// Texture memory: 2D convolution through the texture unit vs the
     /// shared-memory tiled kernels, and bilinear resizing.
     Texture(TextureArgs),
+    /// Sharing the GPU: the cost of alternating convolution masks.
+    Concurrency(ConcurrencyArgs),
+}
+
+#[derive(Args)]
+struct ConcurrencyArgs {
+    /// Runs per mask-alternation loop [default: 10000, 500 with --quick].
+    #[arg(long)]
+    runs: Option<usize>,
+    /// Samples per 1D input; 2D images are the largest square not above it [default: 4096].
+    #[arg(long)]
+    n: Option<usize>,
+    #[command(flatten)]
+    common: CommonArgs,
 }
 
 /// Options every suite takes.
@@ -640,6 +654,19 @@ fn main() -> ExitCode {
         Command::Bench { suite: BenchCommand::Transpose(args) } => with_gpu(|gpu| transpose_bench(gpu, &args)),
         Command::Bench { suite: BenchCommand::Constant(args) } => with_gpu(|gpu| constant_bench(gpu, &args)),
         Command::Bench { suite: BenchCommand::Texture(args) } => with_gpu(|gpu| texture_bench(gpu, &args)),
+        Command::Bench { suite: BenchCommand::Concurrency(args) } => with_gpu(|gpu| {
+            let base = if args.common.quick {
+                concurrency::ConcurrencyOptions::quick()
+            } else {
+                concurrency::ConcurrencyOptions::default()
+            };
+            let opts = concurrency::ConcurrencyOptions {
+                runs: args.runs.unwrap_or(base.runs),
+                n: args.n.unwrap_or(base.n),
+                out_dir: args.common.out.clone(),
+            };
+            concurrency::run(gpu, &opts).map(|_| ())
+        }),
         Command::Sass { arch } => sass(arch),
     }
 }

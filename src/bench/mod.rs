@@ -20,6 +20,7 @@ use std::path::PathBuf;
 
 pub mod access;
 pub mod alignment;
+pub mod concurrency;
 pub mod constant;
 pub mod conv;
 pub mod copy;
@@ -55,6 +56,7 @@ pub const SUITES: &[SuiteInfo] = &[
     transpose::SUITE,
     constant::SUITE,
     texture::SUITE,
+    concurrency::SUITE,
 ];
 
 /// Why a benchmark run stopped.
