@@ -26,9 +26,16 @@
 #define LAUNCH_BOUNDS(threads, blocks)
 #endif
 
-extern "C" {
-__constant__ float CONV_MASK[4096];  // 16 KiB, as the Rust module's CONV_MASK
-}
+// coalesce_kernels::conv::{PARAM_MASK_BYTES, FIXED_MASK_TAPS}: the mask
+// parameters of the run-time and the compile-time constant-mask kernels,
+// passed by value (a __grid_constant__ parameter, read in place in the
+// parameter space) as the Rust kernels' ParamBytes parameter.
+#define RUNTIME_TAPS 1000
+#define FIXED_TAPS 64
+template <int N>
+struct alignas(8) Taps {
+    float v[N];
+};
 
 // coalesce_kernels::conv::map_index: the input index position x takes
 // under `mode`, or -1 for zero.
@@ -54,8 +61,9 @@ __device__ __forceinline__ float fetch(const float* input, size_t n, long long x
     return k < 0 ? 0.0f : input[k];
 }
 
-struct ConstMask {
-    __device__ __forceinline__ float tap(size_t j) const { return CONV_MASK[j]; }
+struct ParamMask {
+    const float* t;  // the kernel's taps parameter, in the parameter space
+    __device__ __forceinline__ float tap(size_t j) const { return t[j]; }
 };
 struct GlobalMask {
     const float* p;
@@ -164,7 +172,7 @@ __device__ __forceinline__ void fast_store(float* output, size_t n, size_t o, co
 }
 
 // CH = 0: chunk count at run time; CH > 0: CH = ceil(w / R) at compile
-// time, mask in CONV_MASK (the Rust kernels conv1d_fast{CH}_f32).
+// time, mask in the taps parameter (the Rust kernels conv1d_fast{CH}_f32).
 template <class M, int CH>
 __device__ __forceinline__ void fast(const float* input, float* output, size_t n, M mask, size_t w, size_t left,
                                      unsigned mode) {
@@ -214,7 +222,7 @@ __device__ __forceinline__ void fast(const float* input, float* output, size_t n
 #pragma unroll
                 for (int jj = 0; jj < (int)R; ++jj) {
                     if (c + 1 < CH || (size_t)jj < last) {
-                        float m = CONV_MASK[c * R + jj];
+                        float m = mask.tap(c * R + jj);
 #pragma unroll
                         for (size_t r = 0; r < R; ++r) acc[r] = fmaf(x[r + jj], m, acc[r]);
                     }
@@ -256,29 +264,33 @@ __device__ __forceinline__ void fast(const float* input, float* output, size_t n
     }
 }
 
-#define KERNEL(name, algo, MASK, THREADS, BLOCKS)                                                             \
+#define KERNEL_GM(name, algo, THREADS, BLOCKS)                                                                \
     extern "C" __global__ void LAUNCH_BOUNDS(THREADS, BLOCKS)                                                 \
         name(const float* input, float* output, size_t n, const float* mask, unsigned w, unsigned left,       \
              unsigned mode) {                                                                                  \
-        GlobalMask g{mask};                                                                                   \
-        (void)g;                                                                                              \
-        algo(input, output, n, MASK, (size_t)w, (size_t)left, mode);                                         \
+        algo(input, output, n, GlobalMask{mask}, (size_t)w, (size_t)left, mode);                             \
+    }
+#define KERNEL_PARAM(name, algo, TAPS, THREADS, BLOCKS)                                                       \
+    extern "C" __global__ void LAUNCH_BOUNDS(THREADS, BLOCKS)                                                 \
+        name(const float* input, float* output, size_t n, const float* mask, unsigned w, unsigned left,       \
+             unsigned mode, const __grid_constant__ Taps<TAPS> taps) {                                         \
+        algo(input, output, n, ParamMask{taps.v}, (size_t)w, (size_t)left, mode);                            \
     }
 
-KERNEL(conv1d_basic_f32, direct, g, 256, 8)
-KERNEL(conv1d_const_f32, direct, ConstMask{}, 256, 8)
-KERNEL(conv1d_tiled_f32, tiled, ConstMask{}, 256, 6)
-KERNEL(conv1d_tiled_gm_f32, tiled, g, 256, 6)
-KERNEL(conv1d_tiled_l2_f32, tiled_l2, ConstMask{}, 256, 6)
-KERNEL(conv1d_tiled_l2_gm_f32, tiled_l2, g, 256, 6)
+KERNEL_GM(conv1d_basic_f32, direct, 256, 8)
+KERNEL_PARAM(conv1d_const_f32, direct, RUNTIME_TAPS, 256, 8)
+KERNEL_PARAM(conv1d_tiled_f32, tiled, RUNTIME_TAPS, 256, 6)
+KERNEL_GM(conv1d_tiled_gm_f32, tiled, 256, 6)
+KERNEL_PARAM(conv1d_tiled_l2_f32, tiled_l2, RUNTIME_TAPS, 256, 6)
+KERNEL_GM(conv1d_tiled_l2_gm_f32, tiled_l2, 256, 6)
 #define FAST(M, CH) fast<M, CH>
-KERNEL(conv1d_fast_f32, FAST(ConstMask, 0), ConstMask{}, 256, 5)
-KERNEL(conv1d_fast_gm_f32, FAST(GlobalMask, 0), g, 256, 4)
-KERNEL(conv1d_fast1_f32, FAST(ConstMask, 1), ConstMask{}, 256, 5)
-KERNEL(conv1d_fast2_f32, FAST(ConstMask, 2), ConstMask{}, 256, 5)
-KERNEL(conv1d_fast3_f32, FAST(ConstMask, 3), ConstMask{}, 256, 5)
-KERNEL(conv1d_fast4_f32, FAST(ConstMask, 4), ConstMask{}, 256, 5)
-KERNEL(conv1d_fast5_f32, FAST(ConstMask, 5), ConstMask{}, 256, 5)
-KERNEL(conv1d_fast6_f32, FAST(ConstMask, 6), ConstMask{}, 256, 5)
-KERNEL(conv1d_fast7_f32, FAST(ConstMask, 7), ConstMask{}, 256, 5)
-KERNEL(conv1d_fast8_f32, FAST(ConstMask, 8), ConstMask{}, 256, 5)
+KERNEL_PARAM(conv1d_fast_f32, FAST(ParamMask, 0), RUNTIME_TAPS, 256, 5)
+KERNEL_GM(conv1d_fast_gm_f32, FAST(GlobalMask, 0), 256, 4)
+KERNEL_PARAM(conv1d_fast1_f32, FAST(ParamMask, 1), FIXED_TAPS, 256, 5)
+KERNEL_PARAM(conv1d_fast2_f32, FAST(ParamMask, 2), FIXED_TAPS, 256, 5)
+KERNEL_PARAM(conv1d_fast3_f32, FAST(ParamMask, 3), FIXED_TAPS, 256, 5)
+KERNEL_PARAM(conv1d_fast4_f32, FAST(ParamMask, 4), FIXED_TAPS, 256, 5)
+KERNEL_PARAM(conv1d_fast5_f32, FAST(ParamMask, 5), FIXED_TAPS, 256, 5)
+KERNEL_PARAM(conv1d_fast6_f32, FAST(ParamMask, 6), FIXED_TAPS, 256, 5)
+KERNEL_PARAM(conv1d_fast7_f32, FAST(ParamMask, 7), FIXED_TAPS, 256, 5)
+KERNEL_PARAM(conv1d_fast8_f32, FAST(ParamMask, 8), FIXED_TAPS, 256, 5)

@@ -3,7 +3,7 @@
 // makes of them. Same names, same parameter lists (the host checks the
 // PTX parameter sizes at launch), same algorithms, same shared-memory
 // layouts (kernels-gpu/src/conv/conv2d.rs holds the layout functions),
-// same constant array. The tap loops of the lesson kernels are plain
+// same mask parameters. The tap loops of the lesson kernels are plain
 // loops here; on the Rust side they run in explicit 4-tap steps
 // (conv::elem::dot), the same taps in the same order (see cuda/conv1d.cu).
 //
@@ -14,12 +14,20 @@
 // Parameters of every kernel: (input, output, width, height, pitch, mask,
 // mw, mh, left_x, left_y, mode); element (x, y) at y * pitch + x; mask
 // row-major mh x mw; mode: 0 zero, 1 nearest, 2 reflect, 3 mirror, 4 wrap,
-// applied per axis.
+// applied per axis. The constant-mask kernels take one more, `taps`: the
+// taps by value in the parameter space (a __grid_constant__ parameter,
+// read in place), as the Rust kernels' ParamBytes parameter.
 
 #include <cstddef>
 
-// 16 KiB, as CONV_MASK_BYTES on the Rust side.
-__constant__ float CONV_MASK[4096];
+// coalesce_kernels::conv::{PARAM_MASK_BYTES, FIXED_MASK_TAPS}: the mask
+// parameters of the run-time and the strip kernels.
+#define RUNTIME_TAPS 1000
+#define FIXED_TAPS 64
+template <int N>
+struct alignas(8) Taps {
+    float v[N];
+};
 
 // coalesce_kernels::LAUNCH_BOUNDS: the Rust build writes the same bounds
 // into the sm_90+ PTX of the Rust kernels (.maxntid / .minnctapersm), so
@@ -84,8 +92,9 @@ struct Image {
     }
 };
 
-struct ConstTaps {
-    __device__ __forceinline__ float at(size_t k) const { return CONV_MASK[k]; }
+struct ParamTaps {
+    const float* t;  // the kernel's taps parameter, in the parameter space
+    __device__ __forceinline__ float at(size_t k) const { return t[k]; }
 };
 
 struct GlobalTaps {
@@ -340,9 +349,9 @@ struct RowCopy {
 // complete. ROT: the accumulator of mask row j is (U + MH - j) % MH
 // (rotating by name); else MH - 1 - j (shifted by the caller).
 template <int MW, int MH, bool VEC, bool ROT, int U>
-__device__ __forceinline__ void strip_step(const RowCopy& copy, StripRows rows, unsigned read, int y0, float* out,
-                                           unsigned rows_out, bool store, float (&acc)[MH][FAST_X], int ir,
-                                           int done) {
+__device__ __forceinline__ void strip_step(const float* taps, const RowCopy& copy, StripRows rows, unsigned read,
+                                           int y0, float* out, unsigned rows_out, bool store,
+                                           float (&acc)[MH][FAST_X], int ir, int done) {
     constexpr int s = (-(MW / 2)) & (FAST_X - 1);
     constexpr int chunks = strip_chunks(MW);
     constexpr int steps = STRIP_H + MH - 1;
@@ -370,7 +379,7 @@ __device__ __forceinline__ void strip_step(const RowCopy& copy, StripRows rows, 
     for (int j = 0; j < MH; j++)
 #pragma unroll
         for (int i = 0; i < MW; i++) {
-            float m = CONV_MASK[j * MW + i];
+            float m = taps[j * MW + i];
             const int k = ROT ? (U + MH - j) % MH : MH - 1 - j;
 #pragma unroll
             for (int q = 0; q < FAST_X; q++) {
@@ -391,18 +400,19 @@ __device__ __forceinline__ void strip_step(const RowCopy& copy, StripRows rows, 
 
 // One pass step U of the rotating form (the unrolled loop of `strip`).
 template <int MW, int MH, bool VEC, int U>
-__device__ __forceinline__ void strip_pass(const RowCopy& copy, StripRows rows, unsigned read, int y0, float* out,
-                                           unsigned rows_out, bool store, float (&acc)[MH][FAST_X], int base) {
+__device__ __forceinline__ void strip_pass(const float* taps, const RowCopy& copy, StripRows rows, unsigned read,
+                                           int y0, float* out, unsigned rows_out, bool store,
+                                           float (&acc)[MH][FAST_X], int base) {
     if constexpr (U < MH) {
         constexpr int steps = STRIP_H + MH - 1;
         int ir = base + U;
         if (ir < steps) {
             constexpr int done = (U + 1) % MH;
-            strip_step<MW, MH, VEC, true, U>(copy, rows, read, y0, out, rows_out, store, acc, ir, done);
+            strip_step<MW, MH, VEC, true, U>(taps, copy, rows, read, y0, out, rows_out, store, acc, ir, done);
 #pragma unroll
             for (int q = 0; q < FAST_X; q++) acc[done][q] = 0.0f;
         }
-        strip_pass<MW, MH, VEC, U + 1>(copy, rows, read, y0, out, rows_out, store, acc, base);
+        strip_pass<MW, MH, VEC, U + 1>(taps, copy, rows, read, y0, out, rows_out, store, acc, base);
     }
 }
 
@@ -412,8 +422,8 @@ __device__ __forceinline__ void strip_pass(const RowCopy& copy, StripRows rows, 
 // 5 rows (strip_unrolled) rotate the accumulators by name, MH rows per
 // pass; taller ones shift them after each row.
 template <int MW, int MH, bool VEC>
-__device__ __forceinline__ void strip(RowCopy copy, StripRows rows, unsigned read, int y0, float* out,
-                                      unsigned rows_out, bool store) {
+__device__ __forceinline__ void strip(const float* taps, RowCopy copy, StripRows rows, unsigned read, int y0,
+                                      float* out, unsigned rows_out, bool store) {
     constexpr int steps = STRIP_H + MH - 1;
     float acc[MH][FAST_X];
 #pragma unroll
@@ -428,11 +438,11 @@ __device__ __forceinline__ void strip(RowCopy copy, StripRows rows, unsigned rea
     if constexpr (MH * sizeof(float) <= 24) {
 #pragma unroll 1
         for (int base = 0; base < steps; base += MH)
-            strip_pass<MW, MH, VEC, 0>(copy, rows, read, y0, out, rows_out, store, acc, base);
+            strip_pass<MW, MH, VEC, 0>(taps, copy, rows, read, y0, out, rows_out, store, acc, base);
     } else {
 #pragma unroll 1
         for (int ir = 0; ir < steps; ir++) {
-            strip_step<MW, MH, VEC, false, 0>(copy, rows, read, y0, out, rows_out, store, acc, ir, 0);
+            strip_step<MW, MH, VEC, false, 0>(taps, copy, rows, read, y0, out, rows_out, store, acc, ir, 0);
 #pragma unroll
             for (int k = 0; k + 1 < MH; k++)
 #pragma unroll
@@ -449,7 +459,8 @@ __device__ __forceinline__ void strip(RowCopy copy, StripRows rows, unsigned rea
 // warp computes that lane's strip, two outputs per lane, both axes
 // through the mode's map in 32 bits.
 template <int MW, int MH>
-__device__ __forceinline__ void edge_strips(const Image& img, float* output, unsigned edges, unsigned x, unsigned y) {
+__device__ __forceinline__ void edge_strips(const float* taps, const Image& img, float* output, unsigned edges,
+                                            unsigned x, unsigned y) {
     int w = (int)img.width, h = (int)img.height;
     unsigned lane;
     asm("mov.u32 %0, %%laneid;" : "=r"(lane));
@@ -467,7 +478,7 @@ __device__ __forceinline__ void edge_strips(const Image& img, float* output, uns
                     for (int i = 0; i < MW; i++) {
                         int c = map_index32(sx + i, w, img.mode);
                         float v = (c >= 0 && r >= 0) ? img.at((size_t)c, (size_t)r) : 0.0f;
-                        acc = fmaf(v, CONV_MASK[j * MW + i], acc);
+                        acc = fmaf(v, taps[j * MW + i], acc);
                     }
                 }
                 output[(size_t)yy * img.pitch + (size_t)xx] = acc;
@@ -480,7 +491,7 @@ __device__ __forceinline__ void edge_strips(const Image& img, float* output, uns
 // window columns lie inside the image run strip(); the warp then computes
 // the left and right edge strips together.
 template <int MW, int MH>
-__device__ __forceinline__ void slide(Image img, float* output) {
+__device__ __forceinline__ void slide(Image img, float* output, const float* taps) {
     unsigned bdx = blockDim.x, bdy = blockDim.y, tx = threadIdx.x, ty = threadIdx.y;
     unsigned tw = FAST_X * bdx, th = STRIP_H * bdy;
     unsigned width = (unsigned)img.width, height = (unsigned)img.height;
@@ -509,12 +520,12 @@ __device__ __forceinline__ void slide(Image img, float* output) {
                 int y0 = (int)y - MH / 2;
                 float* out = output + (size_t)y * img.pitch + x;
                 if (vector)
-                    strip<MW, MH, true>(copy, rows, read, y0, out, height - y, active && inside);
+                    strip<MW, MH, true>(taps, copy, rows, read, y0, out, height - y, active && inside);
                 else
-                    strip<MW, MH, false>(copy, rows, read, y0, out, height - y, active && inside);
+                    strip<MW, MH, false>(taps, copy, rows, read, y0, out, height - y, active && inside);
             }
             unsigned edges = __ballot_sync(0xffffffffu, active && !inside);
-            edge_strips<MW, MH>(img, output, edges, x, y);
+            edge_strips<MW, MH>(taps, img, output, edges, x, y);
         }
     }
 }
@@ -522,22 +533,24 @@ __device__ __forceinline__ void slide(Image img, float* output) {
 #define CONV2D_PARAMS                                                                                        \
     const float *input, float *output, size_t width, size_t height, size_t pitch, const float *mask, unsigned mw, \
         unsigned mh, unsigned left_x, unsigned left_y, unsigned mode
+#define RUNTIME_PARAM const __grid_constant__ Taps<RUNTIME_TAPS> taps
+#define FIXED_PARAM const __grid_constant__ Taps<FIXED_TAPS> taps
 #define IMAGE Image{input, width, height, pitch, mode}
 
 extern "C" __global__ void LAUNCH_BOUNDS(256, 4) conv2d_basic_f32(CONV2D_PARAMS) {
     direct(IMAGE, output, GlobalTaps{mask}, mw, mh, left_x, left_y);
 }
 
-extern "C" __global__ void LAUNCH_BOUNDS(256, 4) conv2d_const_f32(CONV2D_PARAMS) {
-    direct(IMAGE, output, ConstTaps{}, mw, mh, left_x, left_y);
+extern "C" __global__ void LAUNCH_BOUNDS(256, 4) conv2d_const_f32(CONV2D_PARAMS, RUNTIME_PARAM) {
+    direct(IMAGE, output, ParamTaps{taps.v}, mw, mh, left_x, left_y);
 }
 
-extern "C" __global__ void conv2d_tiled_f32(CONV2D_PARAMS) {
-    tiled(IMAGE, output, ConstTaps{}, mw, mh, left_x, left_y);
+extern "C" __global__ void conv2d_tiled_f32(CONV2D_PARAMS, RUNTIME_PARAM) {
+    tiled(IMAGE, output, ParamTaps{taps.v}, mw, mh, left_x, left_y);
 }
 
-extern "C" __global__ void LAUNCH_BOUNDS(256, 4) conv2d_fast_f32(CONV2D_PARAMS) {
-    fast<LOAD_ROWS_FAST>(IMAGE, output, ConstTaps{}, mw, mh, left_x, left_y);
+extern "C" __global__ void LAUNCH_BOUNDS(256, 4) conv2d_fast_f32(CONV2D_PARAMS, RUNTIME_PARAM) {
+    fast<LOAD_ROWS_FAST>(IMAGE, output, ParamTaps{taps.v}, mw, mh, left_x, left_y);
 }
 
 // Separable passes: the fast kernel with a 1 x mw mask (rows) or an
@@ -551,7 +564,13 @@ extern "C" __global__ void LAUNCH_BOUNDS(256, 4) conv2d_cols_f32(CONV2D_PARAMS) 
 }
 
 // The fast kernel's register form for centred 3 x 3, 5 x 5 and 7 x 7
-// masks (mask in CONV_MASK; mw, mh, left_x, left_y, mask unused).
-extern "C" __global__ void LAUNCH_BOUNDS(256, 2) conv2d_strip3_f32(CONV2D_PARAMS) { slide<3, 3>(IMAGE, output); }
-extern "C" __global__ void LAUNCH_BOUNDS(256, 2) conv2d_strip5_f32(CONV2D_PARAMS) { slide<5, 5>(IMAGE, output); }
-extern "C" __global__ void LAUNCH_BOUNDS(256, 3) conv2d_strip7_f32(CONV2D_PARAMS) { slide<7, 7>(IMAGE, output); }
+// masks (mask in `taps`; mw, mh, left_x, left_y, mask unused).
+extern "C" __global__ void LAUNCH_BOUNDS(256, 2) conv2d_strip3_f32(CONV2D_PARAMS, FIXED_PARAM) {
+    slide<3, 3>(IMAGE, output, taps.v);
+}
+extern "C" __global__ void LAUNCH_BOUNDS(256, 2) conv2d_strip5_f32(CONV2D_PARAMS, FIXED_PARAM) {
+    slide<5, 5>(IMAGE, output, taps.v);
+}
+extern "C" __global__ void LAUNCH_BOUNDS(256, 3) conv2d_strip7_f32(CONV2D_PARAMS, FIXED_PARAM) {
+    slide<7, 7>(IMAGE, output, taps.v);
+}

@@ -145,9 +145,9 @@ fn indices_read_the_special_registers() {
 
 /// The convolution kernels: tiled ones stage their inputs in shared memory
 /// behind a barrier; the fast one reads it 128 bits at a time; the
-/// constant-memory ones read the mask through constant bank 3, so they
-/// issue fewer global loads than the basic kernel, which loads the mask
-/// with LDG.
+/// constant-memory ones read the mask from their last parameter (constant
+/// bank 0), so they issue fewer global loads than the basic kernel, which
+/// loads the mask with LDG.
 #[test]
 fn convolution_kernels_use_shared_and_constant_memory() {
     for c in compiled("convolution_kernels_use_shared_and_constant_memory") {
@@ -168,40 +168,27 @@ fn convolution_kernels_use_shared_and_constant_memory() {
                 assert!(c.has(&k, "BAR.SYNC"), "sm_{} {k}: no barrier", c.arch);
             }
             // The compile-time fast kernels read their taps at fixed
-            // constant-bank offsets only: no tap load through an address
-            // register (`c[0x3][R7]`, `c[0x3][UR4+0x8]`; `RZ` is offset 0).
+            // offsets of their mask parameter only: no tap load through an
+            // address register (`c[0x0][R7+0x240]`, `c[0x0][UR4+0x248]`).
             for ch in 1..=8 {
                 let k = format!("conv1d_fast{ch}_{ty}");
-                let sass = c.kernel(&k).unwrap();
-                let taps: Vec<&str> =
-                    sass.iter().filter(|i| i.operands.contains("c[0x3]")).map(|i| i.operands.as_str()).collect();
-                assert!(!taps.is_empty(), "sm_{} {k}: the mask is not read from constant bank 3", c.arch);
-                let by_register = |o: &str| {
-                    o.split("c[0x3][").skip(1).any(|r| {
-                        let r = r.strip_prefix('U').unwrap_or(r);
-                        r.starts_with('R') && r[1..].starts_with(|ch: char| ch.is_ascii_digit())
-                    })
-                };
-                assert!(
-                    taps.iter().all(|o| !by_register(o)),
-                    "sm_{} {k}: a tap read through a register: {taps:?}",
-                    c.arch
-                );
+                let taps = common::sass::last_param_reads(&c, &k);
+                assert!(!taps.is_empty(), "sm_{} {k}: the mask is not read from its parameter", c.arch);
+                assert!(taps.iter().all(|r| !r.register), "sm_{} {k}: a tap read through a register: {taps:?}", c.arch);
             }
             let ldg = |k: &str| c.kernel(k).unwrap().iter().filter(|i| i.base() == "LDG").count();
-            let bank3 = |k: &str| c.kernel(k).unwrap().iter().any(|i| i.operands.contains("c[0x3]"));
+            let param_mask = |k: &str| !common::sass::last_param_reads(&c, k).is_empty();
             for k in ["const", "tiled", "tiled_l2", "fast"] {
                 let k = format!("conv1d_{k}_{ty}");
-                assert!(bank3(&k), "sm_{} {k}: the mask is not read from constant bank 3", c.arch);
+                assert!(param_mask(&k), "sm_{} {k}: the mask is not read from its parameter", c.arch);
             }
             // Per multiply-add, the basic kernel loads an input and a tap
             // from global memory; the const kernel only the input (its
-            // taps are bank-3 operands). The two sum their taps in
+            // taps come from the parameter bank). The two sum their taps in
             // differently unrolled loops, so the counts are compared per
             // multiply-add, not with each other.
             let fma = |k: &str| c.kernel(k).unwrap().iter().filter(|i| matches!(i.base(), "FFMA" | "DFMA")).count();
             let (basic, konst) = (format!("conv1d_basic_{ty}"), format!("conv1d_const_{ty}"));
-            assert!(!bank3(&basic), "sm_{} {basic} reads constant bank 3", c.arch);
             assert!(
                 fma(&konst) > 0 && ldg(&konst) <= fma(&konst),
                 "sm_{}: {konst} has {} LDG for {} multiply-adds: the mask still comes from global memory",

@@ -5,10 +5,11 @@
 //! * the tiled, fast, row and column kernels stage the tile in shared
 //!   memory with `LDS`/`STS` (never generic `LD`/`ST`) behind `BAR.SYNC`;
 //!   the fast kernels read it 128 bits at a time (`LDS.128`);
-//! * the constant-mask kernels read the mask through constant bank 3
-//!   (operands `c[0x3][…]` or `LDC`), never with `LDG` beyond the image
-//!   loads: their global loads are exactly those of the basic kernel
-//!   minus the mask's;
+//! * the constant-mask kernels read the mask from their last parameter
+//!   (constant bank 0, `c[0x0][…]` operands or `LDC`), never with `LDG`
+//!   beyond the image loads: their global loads are exactly those of the
+//!   basic kernel minus the mask's; the strip kernels read every tap at a
+//!   fixed offset;
 //! * no kernel has a stack frame, spills, or local-memory accesses.
 //!
 //! Tools as in `tests/sass.rs`; absent tools print one skip line unless
@@ -69,9 +70,8 @@ fn constant_mask_kernels_read_the_mask_from_the_constant_bank() {
         for t in TYPES {
             for algo in ["const", "tiled", "fast"] {
                 let k = format!("conv2d_{algo}_{t}");
-                let sass = c.kernel(&k).unwrap();
-                let bank3 = sass.iter().any(|i| i.operands.contains("c[0x3]"));
-                assert!(bank3, "sm_{} {k}: no constant-bank-3 operand or LDC", c.arch);
+                let taps = common::sass::last_param_reads(&c, &k);
+                assert!(!taps.is_empty(), "sm_{} {k}: the mask is not read from its parameter", c.arch);
                 // The shared-tile kernels load only the image from global
                 // memory: their LDGs read the input, and none reads a tap.
                 // The mask pointer is the sixth parameter; a kernel that
@@ -93,6 +93,32 @@ fn constant_mask_kernels_read_the_mask_from_the_constant_bank() {
                     ldg(&gm)
                 );
             }
+        }
+    }
+}
+
+/// The strip kernels' unrolled rows read each of the `N · N` taps at its
+/// own fixed offset of the mask parameter (a constant-bank operand, or a
+/// uniform load with an immediate offset, `ULDC.64` reading two `f32`
+/// taps); only their edge path, a plain loop over the taps, may index the
+/// parameter through a register.
+#[test]
+fn strip_kernels_read_every_tap_at_a_fixed_offset() {
+    for c in compiled("strip_kernels_read_every_tap_at_a_fixed_offset") {
+        for (n, t) in [3usize, 5, 7].into_iter().flat_map(|n| TYPES.map(|t| (n, t))) {
+            let k = format!("conv2d_strip{n}_{t}");
+            let size = if t == "f32" { 4 } else { 8 };
+            let fixed: std::collections::BTreeSet<u32> =
+                common::sass::last_param_reads(&c, &k).iter().filter(|r| !r.register).map(|r| r.offset).collect();
+            let first = fixed.first().copied().unwrap_or_else(|| panic!("sm_{} {k}: no tap at a fixed offset", c.arch));
+            // A read covers up to 8 bytes (`ULDC.64` loads two f32 taps).
+            let covered = |tap: u32| fixed.iter().any(|&f| f <= tap && tap < f + 8);
+            let missing: Vec<u32> = (0..(n * n) as u32).map(|j| first + j * size).filter(|&t| !covered(t)).collect();
+            assert!(
+                missing.is_empty(),
+                "sm_{} {k}: taps at {missing:?} not read at a fixed offset ({fixed:?})",
+                c.arch
+            );
         }
     }
 }

@@ -227,6 +227,12 @@ impl Gpu {
         self.inner.module.read_symbol(self, name)
     }
 
+    /// Byte sizes of kernel `name`'s parameters, in order (read from the
+    /// module's PTX).
+    pub fn param_sizes(&self, name: &'static str) -> Result<&[usize]> {
+        self.inner.module.param_sizes(name)
+    }
+
     /// Size in bytes of the module symbol `name`.
     pub fn symbol_size(&self, name: &str) -> Result<usize> {
         Ok(self.inner.module.symbol(self, name)?.1)

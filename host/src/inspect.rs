@@ -178,6 +178,63 @@ impl Instr {
     pub fn base(&self) -> &str {
         self.opcode.split('.').next().unwrap_or_default()
     }
+
+    /// Every constant-bank-0 operand (`c[0x0][…]`, where kernel parameters
+    /// live): its immediate offset and whether a register is added to it
+    /// (`c[0x0][UR8+0x240]`, `c[0x0][R5]`; `RZ` is no register).
+    pub fn bank0_reads(&self) -> Vec<BankRead> {
+        self.operands
+            .split("c[0x0][")
+            .skip(1)
+            .filter_map(|r| {
+                let inner = r.split(']').next()?;
+                let mut offset = 0;
+                let mut register = false;
+                for term in inner.split('+').map(str::trim) {
+                    if let Some(hex) = term.strip_prefix("0x") {
+                        offset = u32::from_str_radix(hex, 16).ok()?;
+                    } else if term != "RZ" && term != "URZ" {
+                        register = true;
+                    }
+                }
+                Some(BankRead { offset, register })
+            })
+            .collect()
+    }
+}
+
+/// One operand read from constant bank 0 (see [`Instr::bank0_reads`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BankRead {
+    /// The immediate byte offset into the bank.
+    pub offset: u32,
+    /// True when a register is added to the offset.
+    pub register: bool,
+}
+
+/// Where the kernel parameters start in constant bank 0 on architecture
+/// `sm`: `0x210` from sm_90 on, `0x160` before (the byte offsets `ptxas`
+/// gives the first parameter).
+pub fn param_bank_start(sm: u32) -> u32 {
+    if sm >= 90 { 0x210 } else { 0x160 }
+}
+
+/// The byte offset of each parameter of a kernel whose PTX parameters have
+/// byte sizes `sizes`, as the driver lays them out: each at the next
+/// multiple of its alignment (its size for scalars, 8 for the 8-aligned
+/// arrays this crate passes by value).
+pub fn param_offsets(sizes: &[usize]) -> Vec<u32> {
+    let mut at = 0usize;
+    sizes
+        .iter()
+        .map(|&size| {
+            let align = if matches!(size, 1 | 2 | 4 | 8) { size } else { 8 };
+            at = at.div_ceil(align) * align;
+            let here = at;
+            at += size;
+            here as u32
+        })
+        .collect()
 }
 
 /// A PTX module assembled for one architecture.
@@ -356,5 +413,20 @@ ptxas info    : Used 30 registers, 368 bytes cmem[0]
         assert_eq!(c.global_widths("copy_vec4"), vec![(Access::Load, 32), (Access::Load, 128), (Access::Store, 128)]);
         assert_eq!(c.global_widths("copy_bytes"), vec![(Access::Load, 8), (Access::Store, 8)]);
         assert!(c.has("copy_vec4", "LDC") && !c.has("copy_bytes", "LDC"));
+    }
+
+    #[test]
+    fn bank0_operands_and_parameter_offsets() {
+        let i = |ops: &str| Instr { opcode: "FFMA".into(), predicated: false, operands: ops.into() };
+        assert_eq!(i("R4, R4, c[0x0][0x240], RZ").bank0_reads(), [BankRead { offset: 0x240, register: false }]);
+        assert_eq!(i("UR4, c[0x0][UR8+0x218]").bank0_reads(), [BankRead { offset: 0x218, register: true }]);
+        assert_eq!(i("R1, c[0x0][R5]").bank0_reads(), [BankRead { offset: 0, register: true }]);
+        assert_eq!(i("R7, c[0x0][RZ]").bank0_reads(), [BankRead { offset: 0, register: false }]);
+        assert_eq!(i("R2, c[0x3][0x10], c[0x0][0x28]").bank0_reads(), [BankRead { offset: 0x28, register: false }]);
+        assert!(i("R2, R3").bank0_reads().is_empty());
+        // (input, output, n, mask, w, left, mode, taps[4000])
+        assert_eq!(param_offsets(&[8, 8, 8, 8, 4, 4, 4, 4000]), [0, 8, 16, 24, 32, 36, 40, 48]);
+        assert_eq!(param_offsets(&[8, 4, 256]), [0, 8, 16]);
+        assert_eq!((param_bank_start(70), param_bank_start(86), param_bank_start(90)), (0x160, 0x160, 0x210));
     }
 }

@@ -279,6 +279,56 @@ pub struct DevicePtr(pub u64);
 // SAFETY: a 64-bit address, the PTX `.u64` pointer parameter.
 unsafe impl KernelArg for DevicePtr {}
 
+/// An array passed by value as one kernel parameter: the kernel declares a
+/// parameter of `size` bytes and reads it through the parameter space
+/// (`coalesce_kernels::dev::param`), so every launch carries its own copy
+/// and no other launch, on any stream, can change it. Holds the values'
+/// bytes followed by zeros up to `size`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParamArray {
+    bytes: Vec<u8>,
+}
+
+impl ParamArray {
+    /// `values` in a parameter of `size` bytes; more bytes than `size` is
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument).
+    pub fn new<T: bytemuck::Pod>(values: &[T], size: usize) -> crate::Result<ParamArray> {
+        let bytes: &[u8] = bytemuck::cast_slice(values);
+        if bytes.len() > size {
+            return Err(crate::Error::InvalidArgument {
+                op: "kernel parameter",
+                message: format!(
+                    "{} values of {} bytes do not fit a {size}-byte parameter",
+                    values.len(),
+                    std::mem::size_of::<T>()
+                ),
+            });
+        }
+        let mut v = Vec::with_capacity(size);
+        v.extend_from_slice(bytes);
+        v.resize(size, 0);
+        Ok(ParamArray { bytes: v })
+    }
+
+    /// The parameter's bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
+// SAFETY: the pointer is to `bytes.len()` initialized bytes, which the
+// driver copies during the launch call; the size is that length (checked
+// against the kernel's parameter before launch).
+unsafe impl KernelArg for ParamArray {
+    fn as_arg_ptr(&self) -> *mut c_void {
+        self.bytes.as_ptr().cast_mut().cast()
+    }
+
+    fn arg_size(&self) -> usize {
+        self.bytes.len()
+    }
+}
+
 /// Blocks for `units` work items at `threads` per block, at least one and
 /// at most `max_blocks`: the lesson's `min(ceil(n / threads), MAX_BLOCKS)`.
 pub fn blocks_for(units: usize, threads: u32, max_blocks: u32) -> u32 {
@@ -292,6 +342,18 @@ mod tests {
 
     fn h100() -> DeviceLimits {
         DeviceLimits::H100
+    }
+
+    #[test]
+    fn param_arrays_are_padded_and_bounded() {
+        let p = ParamArray::new(&[1.5f32, -2.0], 12).unwrap();
+        assert_eq!(p.arg_size(), 12);
+        assert_eq!(&p.bytes()[..8], bytemuck::cast_slice::<f32, u8>(&[1.5, -2.0]));
+        assert_eq!(&p.bytes()[8..], &[0; 4]);
+        assert_eq!(p.as_arg_ptr().cast_const(), p.bytes().as_ptr().cast());
+        let e = ParamArray::new(&[1.0f64; 3], 16).unwrap_err().to_string();
+        assert!(e.contains("do not fit a 16-byte parameter"), "{e}");
+        assert_eq!(ParamArray::new::<f32>(&[], 0).unwrap().arg_size(), 0);
     }
 
     #[test]

@@ -62,6 +62,11 @@ impl ModuleState {
         })
     }
 
+    /// Byte sizes of kernel `name`'s parameters, in order (from the PTX).
+    pub(crate) fn param_sizes(&self, name: &'static str) -> Result<&[usize]> {
+        self.params.get(name).map(Vec::as_slice).ok_or(Error::UnknownKernel(name))
+    }
+
     /// The module's kernel names, sorted.
     pub(crate) fn kernel_names(&self) -> Vec<&str> {
         let mut v: Vec<&str> = self.params.keys().map(String::as_str).collect();
@@ -316,24 +321,16 @@ impl PtxModule {
     pub fn gpu(&self) -> &Gpu {
         &self.gpu
     }
+
+    /// Byte sizes of kernel `name`'s parameters, in order (read from the
+    /// module's PTX).
+    pub fn param_sizes(&self, name: &'static str) -> Result<&[usize]> {
+        self.state.param_sizes(name)
+    }
 }
 
 impl std::fmt::Debug for PtxModule {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PtxModule").field("kernels", &self.state.kernel_names()).finish_non_exhaustive()
-    }
-}
-
-impl PtxModule {
-    /// The owner tag of this module's symbol `name` (see
-    /// [`Gpu::set_symbol_tag`]), so data already written is not written
-    /// again.
-    pub(crate) fn symbol_tag(&self, name: &str) -> Option<u64> {
-        self.state.tag(name)
-    }
-
-    /// Records which host object's data this module's symbol `name` holds.
-    pub(crate) fn set_symbol_tag(&self, name: &str, tag: Option<u64>) {
-        self.state.set_tag(name, tag)
     }
 }

@@ -13,9 +13,9 @@
 //! | kernel | what it does |
 //! | --- | --- |
 //! | `tex_fetch_2d` | sample at `n` given `(u, v)` pairs, write `channels` components per sample (tests of address modes and filtering) |
-//! | `tex_conv2d_f32` | the 2D correlation with every tap read through the texture (the address mode is the boundary), one output per thread, mask in `CONV_MASK` |
+//! | `tex_conv2d_f32` | the 2D correlation with every tap read through the texture (the address mode is the boundary), one output per thread, mask in its `taps` parameter (constant bank 0) |
 //! | `tex_conv2d_blocked_f32` | the same with [`BLOCK_Y`] × [`BLOCK_X`] outputs per thread: each texel fetched once per thread feeds every output of the block that uses it |
-//! | `tex_conv2d_gm_f32`, `tex_conv2d_blocked_gm_f32` | the two above with the mask in global memory (masks larger than `CONV_MASK`) |
+//! | `tex_conv2d_gm_f32`, `tex_conv2d_blocked_gm_f32` | the two above with the mask in global memory (masks larger than the parameter holds) |
 //! | `tex_resize_f32` | resampling: output `(x, y)` samples at `((x + 0.5) · sx, (y + 0.5) · sy)`, bilinear when the texture filters linearly |
 //!
 //! The convolution kernels take `(tex, output, width, height, pitch, mask,
@@ -25,7 +25,10 @@
 //! `sx = sy = 1` for a texture in pixel coordinates, `1 / width` and
 //! `1 / height` for one in normalized coordinates. Only output elements
 //! are written; the texture is never read outside what the hardware's
-//! address mode defines, so no position needs a bounds check.
+//! address mode defines, so no position needs a bounds check. The
+//! constant-mask kernels take one more parameter, `taps`: the `mw · mh`
+//! taps by value ([`PARAM_MASK_BYTES`](crate::conv::PARAM_MASK_BYTES)
+//! bytes, see [`crate::dev::param`]).
 
 /// Outputs per thread along x of `tex_conv2d_blocked_*`.
 pub const BLOCK_X: usize = 4;
@@ -69,12 +72,12 @@ pub unsafe fn tex2d(tex: u64, x: f32, y: f32) -> [f32; 4] {
 #[cfg(target_arch = "nvptx64")]
 mod kernels {
     use super::{BLOCK_X, BLOCK_Y, tex2d};
-    use crate::conv::CONV_MASK;
+    use crate::conv::PARAM_MASK_BYTES;
     use crate::conv::elem::ConvElem;
-    use crate::dev::constant::ConstElem;
     use crate::dev::grid::grid_stride;
     use crate::dev::index::{block_dim_x, block_dim_y, block_idx_x, block_idx_y, grid_dim_x, grid_dim_y};
     use crate::dev::index::{thread_idx_x, thread_idx_y};
+    use crate::dev::param::{ParamBytes, ParamElem};
 
     /// Samples the texture at `(u[i], v[i])` for `i < n` and writes the
     /// first `channels` components (1 to 4) of each sample to
@@ -107,17 +110,17 @@ mod kernels {
         }
     }
 
-    /// Tap `k` of the mask: from `CONV_MASK` when `CONST`, from `mask`
-    /// otherwise.
+    /// Tap `k` of the mask: from the `taps` parameter at `.param` address
+    /// `taps` when `CONST`, from `mask` otherwise.
     ///
     /// # Safety
-    /// `k` below the mask's taps, which are in `CONV_MASK` (`CONST`) or at
-    /// `mask`.
+    /// `k` below the mask's taps, which are in the parameter (`CONST`) or
+    /// at `mask`.
     #[inline(always)]
-    unsafe fn tap<const CONST: bool>(mask: *const f32, k: u32) -> f32 {
+    unsafe fn tap<const CONST: bool>(taps: u64, mask: *const f32, k: u32) -> f32 {
         if CONST {
-            // SAFETY: the host wrote the taps into CONV_MASK.
-            unsafe { f32::ld_const(CONV_MASK::base() + u64::from(k) * 4) }
+            // SAFETY: the host passes the taps in the parameter.
+            unsafe { f32::ld_param(taps + u64::from(k) * 4) }
         } else {
             // SAFETY: the host passes mw · mh taps.
             unsafe { *mask.add(k as usize) }
@@ -139,7 +142,7 @@ mod kernels {
         tex: u64,
         output: *mut f32,
         (width, height, pitch): (usize, usize, usize),
-        mask: *const f32,
+        (taps, mask): (u64, *const f32),
         (mw, mh): (u32, u32),
         (lx, ly): (u32, u32),
         (sx, sy): (f32, f32),
@@ -170,7 +173,7 @@ mod kernels {
                                     let q = q as u32;
                                     if q <= c && c - q < mw {
                                         // SAFETY: j < mh, c − q < mw: a tap of the mask.
-                                        let m = unsafe { tap::<CONST>(mask, j * mw + c - q) };
+                                        let m = unsafe { tap::<CONST>(taps, mask, j * mw + c - q) };
                                         *a = f32::fma(t, m, *a);
                                     }
                                 }
@@ -206,7 +209,7 @@ mod kernels {
     }
 
     macro_rules! tex_conv_kernel {
-        ($name:ident, $const:literal, $rx:expr, $ry:expr) => {
+        ($name:ident, global, $rx:expr, $ry:expr) => {
             /// See the module documentation (`texture`).
             ///
             /// # Safety
@@ -214,8 +217,7 @@ mod kernels {
             /// height` texels, in pixel coordinates (`sx = sy = 1`) or
             /// normalized ones (`sx = 1 / width`, `sy = 1 / height`);
             /// `output` valid for `(height − 1) · pitch + width` elements,
-            /// `pitch ≥ width`; `mask` valid for `mw · mh` elements (or
-            /// `CONV_MASK` holding them, for the constant-memory kernels);
+            /// `pitch ≥ width`; `mask` valid for `mw · mh` elements;
             /// `mw, mh ≥ 1`.
             #[unsafe(no_mangle)]
             pub unsafe extern "ptx-kernel" fn $name(
@@ -232,26 +234,45 @@ mod kernels {
                 sx: f32,
                 sy: f32,
             ) {
+                let (size, left) = ((width, height, pitch), (left_x, left_y));
                 // SAFETY: same contract.
-                unsafe {
-                    conv::<$const, { $rx }, { $ry }>(
-                        tex,
-                        output,
-                        (width, height, pitch),
-                        mask,
-                        (mw, mh),
-                        (left_x, left_y),
-                        (sx, sy),
-                    )
-                }
+                unsafe { conv::<false, { $rx }, { $ry }>(tex, output, size, (0, mask), (mw, mh), left, (sx, sy)) }
+            }
+        };
+        ($name:ident, param, $rx:expr, $ry:expr) => {
+            /// See the module documentation (`texture`).
+            ///
+            /// # Safety
+            /// As the global-memory form, with the `mw · mh` taps in `taps`
+            /// (`mask` is not read).
+            #[unsafe(no_mangle)]
+            pub unsafe extern "ptx-kernel" fn $name(
+                tex: u64,
+                output: *mut f32,
+                width: usize,
+                height: usize,
+                pitch: usize,
+                mask: *const f32,
+                mw: u32,
+                mh: u32,
+                left_x: u32,
+                left_y: u32,
+                sx: f32,
+                sy: f32,
+                _taps: ParamBytes<PARAM_MASK_BYTES>,
+            ) {
+                let (size, left) = ((width, height, pitch), (left_x, left_y));
+                let taps = crate::param_base!($name, 12);
+                // SAFETY: same contract.
+                unsafe { conv::<true, { $rx }, { $ry }>(tex, output, size, (taps, mask), (mw, mh), left, (sx, sy)) }
             }
         };
     }
 
-    tex_conv_kernel!(tex_conv2d_f32, true, 1, 1);
-    tex_conv_kernel!(tex_conv2d_gm_f32, false, 1, 1);
-    tex_conv_kernel!(tex_conv2d_blocked_f32, true, BLOCK_X, BLOCK_Y);
-    tex_conv_kernel!(tex_conv2d_blocked_gm_f32, false, BLOCK_X, BLOCK_Y);
+    tex_conv_kernel!(tex_conv2d_f32, param, 1, 1);
+    tex_conv_kernel!(tex_conv2d_gm_f32, global, 1, 1);
+    tex_conv_kernel!(tex_conv2d_blocked_f32, param, BLOCK_X, BLOCK_Y);
+    tex_conv_kernel!(tex_conv2d_blocked_gm_f32, global, BLOCK_X, BLOCK_Y);
 
     /// Resampling: output `(x, y)` is the texture sampled at `((x + 0.5) ·
     /// sx, (y + 0.5) · sy)` (component `r`). For an `in_w × in_h` texture

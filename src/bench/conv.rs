@@ -314,23 +314,10 @@ impl Case1d<'_> {
         })
     }
 
-    /// The twin of `variant`'s kernel, same plan, same buffers; the mask
-    /// must be in the twin's `CONV_MASK` already (see [`Case1d::verify`]),
-    /// so no upload lands inside a timed sample.
+    /// The twin of `variant`'s kernel, same plan, same buffers, the mask
+    /// passed the same way.
     fn run_twin(&self, m: &PtxModule, variant: Conv1dVariant, out: &mut DeviceViewMut<'_, f32>) -> BenchResult<()> {
-        let conv = self.conv;
-        let n = self.host.len();
-        let plan = conv.plan(variant, n)?;
-        let (w, left, mode) = (conv.width() as u32, conv.left() as u32, conv.mode().raw());
-        // SAFETY: the twin has the Rust kernel's parameters and contract;
-        // the buffers and plan are those `Conv1d::run` uses.
-        unsafe {
-            m.launch(
-                plan.kernel,
-                &plan.launch_config(),
-                &[&self.src.device_ptr(), &out.device_ptr(), &n, &conv.device_mask(), &w, &left, &mode],
-            )?;
-        }
+        self.conv.run_on(Some(m), variant, self.src, out)?;
         Ok(())
     }
 
@@ -352,12 +339,7 @@ impl Case1d<'_> {
             None => {
                 self.conv.run(variant, self.src, out)?;
             }
-            Some(m) => {
-                if self.conv.mask_source() == crate::conv::MaskSource::Constant {
-                    m.write_symbol_prefix(crate::conv::MASK_SYMBOL, self.conv.taps())?;
-                }
-                self.run_twin(m, variant, out)?
-            }
+            Some(m) => self.run_twin(m, variant, out)?,
         }
         let got = out.to_vec()?;
         let who = if twin.is_some() { "C++ twin" } else { "Rust" };

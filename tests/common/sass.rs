@@ -37,3 +37,28 @@ fn assemble(test: &str) -> Vec<Compiled> {
     }
     out
 }
+
+/// Kernel `kernel`'s reads of its last parameter (the mask of the
+/// constant-mask convolutions, passed by value), from its bank-0 operands:
+/// those whose immediate offset falls in that parameter, and every read
+/// through a register (`c[0x0][R5+0x160]`: only an array passed by value
+/// is indexed at run time, and `ptxas` may fold the array's own offset
+/// into the register, so the immediate alone does not place it).
+pub fn last_param_reads(c: &Compiled, kernel: &str) -> Vec<coalesce::inspect::BankRead> {
+    use coalesce::inspect::{param_bank_start, param_offsets};
+    let text = ptx::text(c.arch).expect("compiled from an embedded PTX");
+    let sizes = ptx::entry_params(text)
+        .into_iter()
+        .find(|(name, _)| name == kernel)
+        .map(|(_, sizes)| sizes)
+        .unwrap_or_else(|| panic!("sm_{}: {kernel} is not in the PTX", c.arch));
+    let (Some(&last), Some(&size)) = (param_offsets(&sizes).last(), sizes.last()) else { return vec![] };
+    let start = param_bank_start(c.arch);
+    let last = start + last..start + last + size as u32;
+    c.kernel(kernel)
+        .unwrap_or_else(|| panic!("sm_{}: {kernel} has no SASS", c.arch))
+        .iter()
+        .flat_map(|i| i.bank0_reads())
+        .filter(|r| last.contains(&r.offset) || (r.register && r.offset >= start))
+        .collect()
+}

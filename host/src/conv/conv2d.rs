@@ -35,22 +35,22 @@
 //!
 //! # Which kernel runs
 //!
-//! Masks of up to [`max_constant_taps`] taps live in constant memory;
-//! wider ones make the tiled and fast variants use their `_gm_` kernels
+//! Masks of up to [`max_constant_taps`] taps live in constant memory (each
+//! launch passes them by value in the kernel's parameter space, see
+//! [`super`]); wider ones make the tiled and fast variants use their `_gm_` kernels
 //! and [`Conv2dVariant::Const`] run the basic kernel. Tile shapes come
 //! from the device's limits: the block's rows shrink until the shared
 //! tile fits (see [`plan_conv2d`]). The separable passes read their 1D
 //! masks from global memory (they are tiny and stay in the L1 cache).
 
 use std::sync::Mutex;
-use std::sync::atomic::Ordering;
 
 pub use coalesce_kernels::conv::conv2d::{
     FAST_X, FAST_Y, STRIP_H, fast_in_registers, fast_row_stride, fast_shared_elems, strip_shared_elems,
     tiled_shared_elems,
 };
 
-use super::{Boundary, ConvElem, ConvOp, MASK_SYMBOL, MaskSource, NEXT_TAG, gaussian, max_constant_taps};
+use super::{Boundary, ConvElem, ConvOp, MaskSource, gaussian, mask_param, max_constant_taps};
 use crate::device::DeviceLimits;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
@@ -370,13 +370,13 @@ pub fn correlation_taps_2d<T: Copy>(op: ConvOp, mask: &[T], mw: usize, mh: usize
 /// Where a launch goes: the crate's module, or a loaded twin module with
 /// the same kernel names and parameters.
 #[derive(Clone, Copy)]
-pub(super) enum Target<'a> {
+pub(crate) enum Target<'a> {
     Crate(&'a Gpu),
     Twin(&'a PtxModule),
 }
 
-impl Target<'_> {
-    fn new<'a>(gpu: &'a Gpu, module: Option<&'a PtxModule>) -> Result<Target<'a>> {
+impl<'a> Target<'a> {
+    pub(crate) fn new(gpu: &'a Gpu, module: Option<&'a PtxModule>) -> Result<Target<'a>> {
         match module {
             None => Ok(Target::Crate(gpu)),
             Some(m) if m.gpu().raw_context() == gpu.raw_context() => Ok(Target::Twin(m)),
@@ -384,29 +384,17 @@ impl Target<'_> {
         }
     }
 
-    /// Copies `taps` into this target's `CONV_MASK` unless the data tagged
-    /// `tag` is there already.
-    pub(super) fn load_mask<T: ConvElem>(self, taps: &[T], tag: u64) -> Result<()> {
+    /// Byte sizes of `kernel`'s parameters in this target's module.
+    pub(crate) fn param_sizes(self, kernel: &'static str) -> Result<&'a [usize]> {
         match self {
-            Target::Crate(gpu) => {
-                if gpu.symbol_tag(MASK_SYMBOL) != Some(tag) {
-                    gpu.write_symbol_prefix(MASK_SYMBOL, taps)?;
-                    gpu.set_symbol_tag(MASK_SYMBOL, Some(tag));
-                }
-            }
-            Target::Twin(m) => {
-                if m.symbol_tag(MASK_SYMBOL) != Some(tag) {
-                    m.write_symbol_prefix(MASK_SYMBOL, taps)?;
-                    m.set_symbol_tag(MASK_SYMBOL, Some(tag));
-                }
-            }
+            Target::Crate(gpu) => gpu.param_sizes(kernel),
+            Target::Twin(m) => m.param_sizes(kernel),
         }
-        Ok(())
     }
 
     /// # Safety
     /// As [`Gpu::launch`].
-    unsafe fn launch(self, name: &'static str, cfg: &LaunchConfig, args: &[&dyn KernelArg]) -> Result<()> {
+    pub(crate) unsafe fn launch(self, name: &'static str, cfg: &LaunchConfig, args: &[&dyn KernelArg]) -> Result<()> {
         // SAFETY: forwarded to the caller's contract.
         unsafe {
             match self {
@@ -433,25 +421,25 @@ struct Args {
 }
 
 impl Args {
-    /// Launches `plan` with these arguments.
+    /// Launches `plan` with these arguments, and `taps` by value as the
+    /// last one when the plan's kernel reads its mask from constant memory.
     ///
     /// # Safety
     /// The pointers satisfy the kernel's contract (see
     /// `coalesce_kernels::conv::conv2d`).
-    unsafe fn launch(&self, target: Target<'_>, plan: &Conv2dPlan) -> Result<()> {
+    unsafe fn launch<T: ConvElem>(&self, target: Target<'_>, plan: &Conv2dPlan, taps: &[T]) -> Result<()> {
         let a = self;
-        // SAFETY: forwarded to the caller's contract; the argument list is
-        // the kernels' parameter list.
-        unsafe {
-            target.launch(
-                plan.kernel,
-                &plan.launch_config(),
-                &[
-                    &a.input, &a.output, &a.width, &a.height, &a.pitch, &a.mask, &a.mw, &a.mh, &a.left_x, &a.left_y,
-                    &a.mode,
-                ],
-            )
+        let mut args: Vec<&dyn KernelArg> = vec![
+            &a.input, &a.output, &a.width, &a.height, &a.pitch, &a.mask, &a.mw, &a.mh, &a.left_x, &a.left_y, &a.mode,
+        ];
+        let param;
+        if plan.mask == MaskSource::Constant {
+            param = mask_param(plan.kernel, target.param_sizes(plan.kernel)?, taps)?;
+            args.push(&param);
         }
+        // SAFETY: forwarded to the caller's contract; the argument list is
+        // the kernel's parameter list.
+        unsafe { target.launch(plan.kernel, &plan.launch_config(), &args) }
     }
 }
 
@@ -479,7 +467,6 @@ pub struct Conv2d<T: ConvElem> {
     op: ConvOp,
     mode: Boundary,
     mask: DeviceBuffer<T>,
-    tag: u64,
 }
 
 impl<T: ConvElem> Conv2d<T> {
@@ -490,30 +477,12 @@ impl<T: ConvElem> Conv2d<T> {
         check_mask_dims(mask.len(), mw, mh)?;
         let (taps, left_x, left_y) = correlation_taps_2d(op, mask, mw, mh);
         let dev = gpu.upload(&taps)?;
-        Ok(Conv2d {
-            gpu: gpu.clone(),
-            taps,
-            mw,
-            mh,
-            left_x,
-            left_y,
-            op,
-            mode,
-            mask: dev,
-            tag: NEXT_TAG.fetch_add(1, Ordering::Relaxed),
-        })
+        Ok(Conv2d { gpu: gpu.clone(), taps, mw, mh, left_x, left_y, op, mode, mask: dev })
     }
 
     /// Mask size `(mw, mh)`.
     pub fn size(&self) -> (usize, usize) {
         (self.mw, self.mh)
-    }
-
-    /// Copies the taps into this GPU's `CONV_MASK` unless they are there
-    /// already (also used by the texture convolution, which holds a
-    /// `Conv2d` for its mask).
-    pub(crate) fn load_constant_mask(&self) -> Result<()> {
-        Target::Crate(&self.gpu).load_mask(&self.taps, self.tag)
     }
 
     /// The device copy of the taps (row-major, `mw · mh`).
@@ -572,9 +541,8 @@ impl<T: ConvElem> Conv2d<T> {
 
     /// As [`Conv2d::run`], launching the kernels of `module` instead of
     /// the crate's when it is `Some`: a PTX module loaded on the same
-    /// [`Gpu`] with the same kernel names, parameters and `CONV_MASK`
-    /// symbol (the CUDA C++ twins in `cuda/conv2d.cu`). The plan is the
-    /// same; the mask goes into that module's `CONV_MASK`.
+    /// [`Gpu`] with the same kernel names and parameters (the CUDA C++
+    /// twins in `cuda/conv2d.cu`). The plan is the same.
     #[allow(clippy::too_many_arguments)]
     pub fn run_on(
         &self,
@@ -592,9 +560,6 @@ impl<T: ConvElem> Conv2d<T> {
         if width == 0 || height == 0 {
             return Ok(plan);
         }
-        if plan.mask == MaskSource::Constant {
-            target.load_mask(&self.taps, self.tag)?;
-        }
         let args = Args {
             input: input.device_ptr(),
             output: output.device_ptr(),
@@ -610,10 +575,10 @@ impl<T: ConvElem> Conv2d<T> {
         };
         // SAFETY: input and output are live views on this GPU holding the
         // layout (checked above) and cannot overlap (one is borrowed
-        // mutably); the mask buffer holds mw · mh taps, CONV_MASK holds
-        // them when a constant kernel runs; left_x < mw, left_y < mh; the
-        // shared memory is the kernel's layout for the plan's block.
-        unsafe { args.launch(target, &plan)? };
+        // mutably); the mask buffer holds mw · mh taps, and so does the
+        // mask parameter of a constant kernel; left_x < mw, left_y < mh;
+        // the shared memory is the kernel's layout for the plan's block.
+        unsafe { args.launch(target, &plan, &self.taps)? };
         Ok(plan)
     }
 }
@@ -789,7 +754,7 @@ impl<T: ConvElem> Separable<T> {
             // from both views: the owned one is private, a caller's is
             // borrowed mutably next to them); the mask buffers hold the
             // taps each pass reads; lefts are below the widths.
-            unsafe { args.launch(target, plan) }
+            unsafe { args.launch::<T>(target, plan, &[]) }
         };
         pass(input.device_ptr(), mid, &self.mask_x, &plan.rows)?;
         pass(mid, output.device_ptr(), &self.mask_y, &plan.cols)?;
@@ -854,7 +819,7 @@ mod tests {
         assert_eq!((b.kernel, b.mask, b.shared_bytes), ("conv2d_basic_f64", MaskSource::Global, 0));
         let t = plan_conv2d::<f64>(&H100, Conv2dVariant::Tiled, (3, 7), (33, 65)).unwrap();
         assert_eq!((t.kernel, t.shared_bytes as usize), ("conv2d_tiled_f64", tiled_shared_elems(32, 8, 3, 7) * 8));
-        // 65 × 65 = 4225 f32 taps: more than CONV_MASK holds.
+        // 65 × 65 = 4225 f32 taps: more than the mask parameter holds.
         for (v, k) in [
             (Conv2dVariant::Const, "conv2d_basic_f32"),
             (Conv2dVariant::Tiled, "conv2d_tiled_gm_f32"),

@@ -31,13 +31,13 @@
 //! # Which kernel runs
 //!
 //! [`Conv1dVariant`] names the lesson's four kernels and the fast one.
-//! Masks of up to [`max_constant_taps`] taps live in constant memory
-//! (the `CONV_MASK` array, [`CONV_MASK_BYTES`]); wider masks make every
-//! variant read the mask from global memory instead (the `_gm_` kernels;
+//! Masks of up to [`max_constant_taps`] taps live in constant memory: each
+//! launch passes them by value in the kernel's parameter space (constant
+//! bank 0, [`PARAM_MASK_BYTES`]), so no mask is ever shared between
+//! launches, threads or streams. Wider masks make every variant read the
+//! mask from global memory instead (the `_gm_` kernels;
 //! [`Conv1dVariant::Const`] then runs the basic kernel). The plan returned
 //! by [`Conv1d::run`] says what ran.
-
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use bytemuck::Pod;
 use cust::memory::DeviceCopy;
@@ -45,23 +45,20 @@ use cust::memory::DeviceCopy;
 pub use coalesce_kernels::conv::conv1d::{
     FAST_FIXED_MAX, FAST_OUTPUTS, fast_fixed_chunks, fast_shared_elems, tiled_l2_shared_elems, tiled_shared_elems,
 };
-pub use coalesce_kernels::conv::{Boundary, CONV_MASK_BYTES};
+pub use coalesce_kernels::conv::{Boundary, FIXED_MASK_TAPS, PARAM_MASK_BYTES};
 
 use crate::device::DeviceLimits;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
-use crate::launch::{DevicePtr, LaunchConfig};
+use crate::launch::{DevicePtr, KernelArg, LaunchConfig, ParamArray};
 use crate::memory::{DeviceBuffer, DeviceView, DeviceViewMut};
+use crate::module::PtxModule;
 
 pub mod conv2d;
 pub mod reference;
 pub mod reference2d;
 
 pub use conv2d::{Conv2d, Conv2dPlan, Conv2dVariant, Separable, SeparablePlan};
-
-/// The constant-memory array that holds the mask of the constant-memory
-/// kernels.
-pub const MASK_SYMBOL: &str = "CONV_MASK";
 
 /// Threads per block of every 1D kernel. 256 keeps eight blocks resident
 /// per SM on sm_70…sm_90 at these kernels' register counts.
@@ -158,9 +155,21 @@ impl ConvElem for f64 {
     }
 }
 
-/// The most taps a mask of `T` may have and still live in constant memory.
+/// The most taps a mask of `T` may have and still live in constant memory
+/// (the kernels' mask parameter, [`PARAM_MASK_BYTES`]).
 pub const fn max_constant_taps<T>() -> usize {
-    CONV_MASK_BYTES / std::mem::size_of::<T>()
+    PARAM_MASK_BYTES / std::mem::size_of::<T>()
+}
+
+/// The mask argument of a constant-mask kernel: `taps` by value in the
+/// kernel's last parameter, whose size `params` (the kernel's parameter
+/// sizes, read from its PTX) gives.
+pub(crate) fn mask_param<T: ConvElem>(kernel: &'static str, params: &[usize], taps: &[T]) -> Result<ParamArray> {
+    let size = params.last().copied().ok_or_else(|| Error::InvalidArgument {
+        op: "conv",
+        message: format!("kernel {kernel} takes no mask parameter"),
+    })?;
+    ParamArray::new(taps, size)
 }
 
 /// A normalized Gaussian mask with standard deviation `sigma` (in
@@ -271,7 +280,7 @@ impl std::str::FromStr for Conv1dVariant {
 /// Where a launch reads its mask.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MaskSource {
-    /// The `CONV_MASK` constant-memory array.
+    /// Constant memory: the kernel's mask parameter (bank 0).
     Constant,
     /// The global-memory copy of the mask.
     Global,
@@ -303,8 +312,6 @@ impl Conv1dPlan {
     }
 }
 
-static NEXT_TAG: AtomicU64 = AtomicU64::new(1);
-
 /// A 1D convolution ready to run: mask, operation and boundary mode, with
 /// the mask already on the device.
 pub struct Conv1d<T: ConvElem> {
@@ -314,7 +321,6 @@ pub struct Conv1d<T: ConvElem> {
     op: ConvOp,
     mode: Boundary,
     mask: DeviceBuffer<T>,
-    tag: u64,
 }
 
 impl<T: ConvElem> Conv1d<T> {
@@ -332,7 +338,7 @@ impl<T: ConvElem> Conv1d<T> {
         }
         let (taps, left) = op.correlation_taps(mask);
         let dev = gpu.upload(&taps)?;
-        Ok(Conv1d { gpu: gpu.clone(), taps, left, op, mode, mask: dev, tag: NEXT_TAG.fetch_add(1, Ordering::Relaxed) })
+        Ok(Conv1d { gpu: gpu.clone(), taps, left, op, mode, mask: dev })
     }
 
     /// Mask width.
@@ -383,14 +389,29 @@ impl<T: ConvElem> Conv1d<T> {
     }
 
     /// Convolves `input` into `output` (same length) with `variant`,
-    /// asynchronously on the GPU's stream; returns what ran. Writes the
-    /// mask into constant memory first when another mask is there.
+    /// asynchronously on the GPU's stream; returns what ran. A
+    /// constant-memory kernel gets the mask with its launch.
     pub fn run(
         &self,
         variant: Conv1dVariant,
         input: &DeviceView<T>,
         output: &mut DeviceViewMut<T>,
     ) -> Result<Conv1dPlan> {
+        self.run_on(None, variant, input, output)
+    }
+
+    /// As [`Conv1d::run`], launching the kernels of `module` instead of
+    /// the crate's when it is `Some`: a PTX module loaded on the same
+    /// [`Gpu`] with the same kernel names and parameters (the CUDA C++
+    /// twins in `cuda/conv1d.cu`). The plan is the same.
+    pub fn run_on(
+        &self,
+        module: Option<&PtxModule>,
+        variant: Conv1dVariant,
+        input: &DeviceView<T>,
+        output: &mut DeviceViewMut<T>,
+    ) -> Result<Conv1dPlan> {
+        let target = conv2d::Target::new(&self.gpu, module)?;
         input.check_gpu(&self.gpu, "conv1d")?;
         output.check_gpu(&self.gpu, "conv1d")?;
         if input.len() != output.len() {
@@ -401,29 +422,22 @@ impl<T: ConvElem> Conv1d<T> {
         if n == 0 {
             return Ok(plan);
         }
-        if plan.mask == MaskSource::Constant {
-            self.load_constant_mask()?;
-        }
         let (w, left, mode) = (self.taps.len() as u32, self.left as u32, self.mode.raw());
         let mask = self.mask.device_ptr();
+        let (src, dst) = (input.device_ptr(), output.device_ptr());
+        let mut args: Vec<&dyn KernelArg> = vec![&src, &dst, &n, &mask, &w, &left, &mode];
+        let taps;
+        if plan.mask == MaskSource::Constant {
+            taps = mask_param(plan.kernel, target.param_sizes(plan.kernel)?, &self.taps)?;
+            args.push(&taps);
+        }
         // SAFETY: input and output are live views of `n` elements on this
         // GPU (checked above) and cannot overlap (one is borrowed
-        // mutably); the mask buffer holds `w` taps, CONV_MASK holds them
-        // when a constant kernel runs; `left < w`; the dynamic shared
+        // mutably); the mask buffer holds `w` taps, and so does the mask
+        // parameter of a constant kernel; `left < w`; the dynamic shared
         // memory is the kernel's layout function's size.
-        unsafe {
-            self.gpu.launch(
-                plan.kernel,
-                &plan.launch_config(),
-                &[&input.device_ptr(), &output.device_ptr(), &n, &mask, &w, &left, &mode],
-            )?;
-        }
+        unsafe { target.launch(plan.kernel, &plan.launch_config(), &args)? };
         Ok(plan)
-    }
-
-    /// Copies the mask into `CONV_MASK` unless it is there already.
-    fn load_constant_mask(&self) -> Result<()> {
-        conv2d::Target::Crate(&self.gpu).load_mask(&self.taps, self.tag)
     }
 
     /// The GPU this convolution runs on.

@@ -43,20 +43,21 @@
 //! overlap between neighbouring windows. [`TexConvVariant::Blocked`]
 //! computes [`BLOCK_Y`] × [`BLOCK_X`] outputs per thread from
 //! `(BLOCK_X + mw − 1) · (BLOCK_Y + mh − 1)` fetches
-//! ([`fetches_per_thread`]). Masks of up to [`max_constant_taps`] taps go
-//! to `CONV_MASK`; larger ones are read from global memory (the `_gm_`
-//! kernels).
+//! ([`fetches_per_thread`]). Masks of up to [`max_constant_taps`] taps
+//! travel with each launch in the kernel's mask parameter (constant
+//! memory, see [`crate::conv`]); larger ones are read from global memory
+//! (the `_gm_` kernels).
 
 use super::{
     AddressMode, BLOCK_2D, BLOCK_X, BLOCK_Y, CudaArray, FilterMode, Texture2d, TextureDesc, TextureProblem,
     fetches_per_thread, grid_2d,
 };
 use crate::conv::conv2d::{Conv2d, check_layout, check_mask_dims};
-use crate::conv::{Boundary, ConvOp, MaskSource, max_constant_taps};
+use crate::conv::{Boundary, ConvOp, MaskSource, mask_param, max_constant_taps};
 use crate::device::DeviceLimits;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
-use crate::launch::LaunchConfig;
+use crate::launch::{KernelArg, LaunchConfig};
 use crate::memory::DeviceViewMut;
 use crate::pitched::PitchedBuffer;
 
@@ -241,8 +242,8 @@ impl TexConv2d {
 
     /// Convolves the image `tex` reads (one channel, sampled as
     /// [`TexConv2d::desc`] says) into `out`, rows `pitch` elements apart,
-    /// asynchronously on the GPU's stream. Writes the mask into
-    /// `CONV_MASK` first when another mask is there.
+    /// asynchronously on the GPU's stream. A constant-memory kernel gets
+    /// the mask with its launch.
     pub fn run(
         &self,
         variant: TexConvVariant,
@@ -267,36 +268,22 @@ impl TexConv2d {
         let (width, height) = (tex.width(), tex.height());
         check_layout(out.len(), out.len(), width, height, pitch)?;
         let plan = self.plan(variant, width, height)?;
-        if plan.mask == MaskSource::Constant {
-            self.conv.load_constant_mask()?;
-        }
         let (sx, sy) = tex.texel_scale();
         let ((mw, mh), (lx, ly)) = (self.conv.size(), self.conv.left());
         let (mw, mh, lx, ly) = (mw as u32, mh as u32, lx as u32, ly as u32);
+        let (handle, dst, mask) = (tex.handle(), out.device_ptr(), self.conv.device_mask());
+        let mut args: Vec<&dyn KernelArg> =
+            vec![&handle, &dst, &width, &height, &pitch, &mask, &mw, &mh, &lx, &ly, &sx, &sy];
+        let taps;
+        if plan.mask == MaskSource::Constant {
+            taps = mask_param(plan.kernel, gpu.param_sizes(plan.kernel)?, self.conv.taps())?;
+            args.push(&taps);
+        }
         // SAFETY: a live one-channel texture of this context with this
         // extent and the coordinates its scale says; out holds the layout
-        // on this GPU (checked); the mask buffer holds mw · mh taps and
-        // CONV_MASK holds them for a constant kernel; mw, mh ≥ 1.
-        unsafe {
-            gpu.launch(
-                plan.kernel,
-                &plan.launch_config(),
-                &[
-                    &tex.handle(),
-                    &out.device_ptr(),
-                    &width,
-                    &height,
-                    &pitch,
-                    &self.conv.device_mask(),
-                    &mw,
-                    &mh,
-                    &lx,
-                    &ly,
-                    &sx,
-                    &sy,
-                ],
-            )?;
-        }
+        // on this GPU (checked); the mask buffer holds mw · mh taps, and so
+        // does the mask parameter of a constant kernel; mw, mh ≥ 1.
+        unsafe { gpu.launch(plan.kernel, &plan.launch_config(), &args)? };
         Ok(plan)
     }
 }
@@ -347,7 +334,7 @@ mod tests {
         let b = plan_tex_conv(&h, TexConvVariant::Blocked, (5, 5), (8192, 8192)).unwrap();
         assert_eq!((b.kernel, b.grid), ("tex_conv2d_blocked_f32", (64, 256)));
         assert_eq!(b.fetches_per_output, 64.0 / 16.0);
-        // 65 × 65 taps: more than CONV_MASK holds.
+        // 65 × 65 taps: more than the mask parameter holds.
         let g = plan_tex_conv(&h, TexConvVariant::Blocked, (65, 65), (33, 65)).unwrap();
         assert_eq!((g.kernel, g.mask, g.grid), ("tex_conv2d_blocked_gm_f32", MaskSource::Global, (1, 3)));
         assert!(plan_tex_conv(&h, TexConvVariant::Direct, (0, 3), (4, 4)).is_err());

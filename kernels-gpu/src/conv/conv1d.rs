@@ -3,10 +3,10 @@
 //! | kernel | mask read from | input read from |
 //! | --- | --- | --- |
 //! | `conv1d_basic_*` | global memory (pointer) | global memory, `w` loads per output |
-//! | `conv1d_const_*` | constant memory (`CONV_MASK`) | global memory, `w` loads per output |
-//! | `conv1d_tiled_*` | constant memory | a shared tile of `blockDim + w − 1` cells: the block's own inputs plus `left` and `w − 1 − left` halo cells loaded by the edge threads, one barrier |
-//! | `conv1d_tiled_l2_*` | constant memory | a shared tile of the block's own inputs; halo cells from global memory (the L2) |
-//! | `conv1d_fast_*` | constant memory | a shared tile of [`FAST_OUTPUTS`]` · blockDim` outputs plus halo; each thread computes [`FAST_OUTPUTS`] neighbouring outputs from a window held in registers, read from shared memory four at a time |
+//! | `conv1d_const_*` | its `taps` parameter (constant bank 0) | global memory, `w` loads per output |
+//! | `conv1d_tiled_*` | its `taps` parameter | a shared tile of `blockDim + w − 1` cells: the block's own inputs plus `left` and `w − 1 − left` halo cells loaded by the edge threads, one barrier |
+//! | `conv1d_tiled_l2_*` | its `taps` parameter | a shared tile of the block's own inputs; halo cells from global memory (the L2) |
+//! | `conv1d_fast_*` | its `taps` parameter | a shared tile of [`FAST_OUTPUTS`]` · blockDim` outputs plus halo; each thread computes [`FAST_OUTPUTS`] neighbouring outputs from a window held in registers, read from shared memory four at a time |
 //!
 //! The kernels whose names end in `_gm_f32` / `_gm_f64` are the tiled and
 //! fast kernels with the mask in global memory instead, for masks wider
@@ -57,17 +57,18 @@ pub const fn fast_shared_elems(threads: usize, w: usize) -> usize {
 #[cfg(target_arch = "nvptx64")]
 mod kernels {
     use super::FAST_OUTPUTS;
-    use crate::conv::CONV_MASK;
     use crate::conv::boundary::{map_index, map_index_edge};
     use crate::conv::elem::{ConvElem, dot, dot_blocks, mask_tap, opaque, unroll};
+    use crate::conv::{FIXED_MASK_TAPS, PARAM_MASK_BYTES};
     use crate::dev::grid::{GridStride, grid_stride};
     use crate::dev::index::{block_dim_x, block_idx_x, grid_dim_x, thread_idx_x};
+    use crate::dev::param::ParamBytes;
     use crate::dev::shared::{Shared, dynamic};
     use crate::dev::sync::sync_threads;
 
     /// Where a kernel reads its mask taps.
     trait Mask<T>: Copy {
-        /// True for the mask in constant memory (`CONV_MASK`).
+        /// True for the mask in the kernel's parameter space.
         const CONSTANT: bool;
 
         /// Tap `j` (`j < w`).
@@ -75,19 +76,31 @@ mod kernels {
         /// # Safety
         /// `j` is below the mask's width.
         unsafe fn tap(self, j: usize) -> T;
+
+        /// The `.param` address of the taps (0 for a global mask).
+        fn base(self) -> u64;
     }
 
-    /// The mask in constant memory (`CONV_MASK`).
+    /// The mask in the kernel's `taps` parameter, at `.param` address
+    /// `base` (see [`crate::dev::param`]).
     #[derive(Clone, Copy)]
-    struct ConstMask;
+    struct ParamMask {
+        base: u64,
+    }
 
-    impl<T: ConvElem> Mask<T> for ConstMask {
+    impl<T: ConvElem> Mask<T> for ParamMask {
         const CONSTANT: bool = true;
 
         #[inline(always)]
         unsafe fn tap(self, j: usize) -> T {
-            // SAFETY: the host wrote `w` taps (w · size ≤ CONV_MASK_BYTES).
-            unsafe { T::ld_const(CONV_MASK::base() + (j * core::mem::size_of::<T>()) as u64) }
+            // SAFETY: the host passes the `w` taps in the parameter
+            // (w · size ≤ its size).
+            unsafe { T::ld_param(self.base + (j * core::mem::size_of::<T>()) as u64) }
+        }
+
+        #[inline(always)]
+        fn base(self) -> u64 {
+            self.base
         }
     }
 
@@ -102,6 +115,11 @@ mod kernels {
         unsafe fn tap(self, j: usize) -> T {
             // SAFETY: the host passes a mask of `w` taps.
             unsafe { *self.0.add(j) }
+        }
+
+        #[inline(always)]
+        fn base(self) -> u64 {
+            0
         }
     }
 
@@ -337,7 +355,7 @@ mod kernels {
     /// load at the top of their iteration as before.
     ///
     /// `CH` is 0, or the mask's chunk count `ceil(w / R)` known at compile
-    /// time (mask in constant memory only): the chunk loop is then
+    /// time (mask in the parameter space only): the chunk loop is then
     /// unrolled and every tap is a constant-bank operand with an
     /// immediate offset, instead of a run-time `ld.const` per tap.
     #[inline(always)]
@@ -453,8 +471,8 @@ mod kernels {
                     let x = [lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]];
                     unroll!(const JJ in [0, 1, 2, 3] below R => {
                         if C + 1 < CH || JJ < last {
-                            // SAFETY: C·R + JJ < w: the host wrote w taps.
-                            let m: T = mask_tap!(T, C * R + JJ);
+                            // SAFETY: C·R + JJ < w: the host passes w taps.
+                            let m: T = mask_tap!(T, mask.base(), C * R + JJ);
                             unroll!(r in [0, 1, 2, 3] below R => {
                                 acc[r] = T::fma(x[r + JJ], m, acc[r]);
                             });
@@ -524,21 +542,19 @@ mod kernels {
     }
 
     macro_rules! conv1d_kernel {
-        ($name:ident, $t:ty, fast, $mask:expr) => {
+        ($name:ident, $t:ty, fast, $mask:tt) => {
             conv1d_kernel!($name, $t, fast::<_, _, 0>, $mask);
         };
-        ($name:ident, $t:ty, $algo:ident, $mask:expr) => {
+        ($name:ident, $t:ty, $algo:ident, $mask:tt) => {
             conv1d_kernel!($name, $t, $algo::<_, _>, $mask);
         };
-        ($name:ident, $t:ty, $algo:ident::<_, _ $(, $ch:literal)?>, $mask:expr) => {
+        ($name:ident, $t:ty, $algo:ident::<_, _ $(, $ch:literal)?>, global) => {
             /// See the module documentation (`conv::conv1d`).
             ///
             /// # Safety
             /// `input` and `output` valid for `n` elements, not overlapping;
-            /// `mask` valid for `w` elements (or `CONV_MASK` holding `w`
-            /// taps, for the constant-memory kernels); `w ≥ 1`,
-            /// `left < w`; dynamic shared memory as the module's layout
-            /// functions give.
+            /// `mask` valid for `w` elements; `w ≥ 1`, `left < w`; dynamic
+            /// shared memory as the module's layout functions give.
             #[unsafe(no_mangle)]
             pub unsafe extern "ptx-kernel" fn $name(
                 input: *const $t,
@@ -549,50 +565,74 @@ mod kernels {
                 left: u32,
                 mode: u32,
             ) {
-                let global = GlobalMask(mask);
+                let mask = GlobalMask(mask);
                 // SAFETY: same contract.
-                unsafe { $algo::<$t, _ $(, $ch)?>(input, output, n, $mask(global), w as usize, left as usize, mode) }
+                unsafe { $algo::<$t, _ $(, $ch)?>(input, output, n, mask, w as usize, left as usize, mode) }
+            }
+        };
+        ($name:ident, $t:ty, $algo:ident::<_, _ $(, $ch:literal)?>, (param $bytes:expr)) => {
+            /// See the module documentation (`conv::conv1d`).
+            ///
+            /// # Safety
+            /// `input` and `output` valid for `n` elements, not overlapping;
+            /// `taps` holding the `w` taps (`mask` is not read); `w ≥ 1`,
+            /// `left < w`; dynamic shared memory as the module's layout
+            /// functions give.
+            #[unsafe(no_mangle)]
+            pub unsafe extern "ptx-kernel" fn $name(
+                input: *const $t,
+                output: *mut $t,
+                n: usize,
+                _mask: *const $t,
+                w: u32,
+                left: u32,
+                mode: u32,
+                _taps: ParamBytes<{ $bytes }>,
+            ) {
+                let mask = ParamMask { base: crate::param_base!($name, 7) };
+                // SAFETY: same contract.
+                unsafe { $algo::<$t, _ $(, $ch)?>(input, output, n, mask, w as usize, left as usize, mode) }
             }
         };
     }
 
-    fn gm<T>(g: GlobalMask<T>) -> GlobalMask<T> {
-        g
-    }
-    fn cm<T>(_: GlobalMask<T>) -> ConstMask {
-        ConstMask
-    }
+    /// Taps of the run-time kernels' parameter: [`PARAM_MASK_BYTES`].
+    const RUNTIME: usize = PARAM_MASK_BYTES;
+    /// Bytes of the compile-time kernels' parameter.
+    const FIXED_F32: usize = FIXED_MASK_TAPS * 4;
+    /// As [`FIXED_F32`] for `f64`.
+    const FIXED_F64: usize = FIXED_MASK_TAPS * 8;
 
-    conv1d_kernel!(conv1d_basic_f32, f32, direct, gm);
-    conv1d_kernel!(conv1d_const_f32, f32, direct, cm);
-    conv1d_kernel!(conv1d_tiled_f32, f32, tiled, cm);
-    conv1d_kernel!(conv1d_tiled_gm_f32, f32, tiled, gm);
-    conv1d_kernel!(conv1d_tiled_l2_f32, f32, tiled_l2, cm);
-    conv1d_kernel!(conv1d_tiled_l2_gm_f32, f32, tiled_l2, gm);
-    conv1d_kernel!(conv1d_fast_f32, f32, fast, cm);
-    conv1d_kernel!(conv1d_fast_gm_f32, f32, fast, gm);
-    conv1d_kernel!(conv1d_basic_f64, f64, direct, gm);
-    conv1d_kernel!(conv1d_const_f64, f64, direct, cm);
-    conv1d_kernel!(conv1d_tiled_f64, f64, tiled, cm);
-    conv1d_kernel!(conv1d_tiled_gm_f64, f64, tiled, gm);
-    conv1d_kernel!(conv1d_tiled_l2_f64, f64, tiled_l2, cm);
-    conv1d_kernel!(conv1d_tiled_l2_gm_f64, f64, tiled_l2, gm);
-    conv1d_kernel!(conv1d_fast_f64, f64, fast, cm);
-    conv1d_kernel!(conv1d_fast_gm_f64, f64, fast, gm);
-    conv1d_kernel!(conv1d_fast1_f32, f32, fast::<_, _, 1>, cm);
-    conv1d_kernel!(conv1d_fast2_f32, f32, fast::<_, _, 2>, cm);
-    conv1d_kernel!(conv1d_fast3_f32, f32, fast::<_, _, 3>, cm);
-    conv1d_kernel!(conv1d_fast4_f32, f32, fast::<_, _, 4>, cm);
-    conv1d_kernel!(conv1d_fast5_f32, f32, fast::<_, _, 5>, cm);
-    conv1d_kernel!(conv1d_fast6_f32, f32, fast::<_, _, 6>, cm);
-    conv1d_kernel!(conv1d_fast7_f32, f32, fast::<_, _, 7>, cm);
-    conv1d_kernel!(conv1d_fast8_f32, f32, fast::<_, _, 8>, cm);
-    conv1d_kernel!(conv1d_fast1_f64, f64, fast::<_, _, 1>, cm);
-    conv1d_kernel!(conv1d_fast2_f64, f64, fast::<_, _, 2>, cm);
-    conv1d_kernel!(conv1d_fast3_f64, f64, fast::<_, _, 3>, cm);
-    conv1d_kernel!(conv1d_fast4_f64, f64, fast::<_, _, 4>, cm);
-    conv1d_kernel!(conv1d_fast5_f64, f64, fast::<_, _, 5>, cm);
-    conv1d_kernel!(conv1d_fast6_f64, f64, fast::<_, _, 6>, cm);
-    conv1d_kernel!(conv1d_fast7_f64, f64, fast::<_, _, 7>, cm);
-    conv1d_kernel!(conv1d_fast8_f64, f64, fast::<_, _, 8>, cm);
+    conv1d_kernel!(conv1d_basic_f32, f32, direct, global);
+    conv1d_kernel!(conv1d_const_f32, f32, direct, (param RUNTIME));
+    conv1d_kernel!(conv1d_tiled_f32, f32, tiled, (param RUNTIME));
+    conv1d_kernel!(conv1d_tiled_gm_f32, f32, tiled, global);
+    conv1d_kernel!(conv1d_tiled_l2_f32, f32, tiled_l2, (param RUNTIME));
+    conv1d_kernel!(conv1d_tiled_l2_gm_f32, f32, tiled_l2, global);
+    conv1d_kernel!(conv1d_fast_f32, f32, fast, (param RUNTIME));
+    conv1d_kernel!(conv1d_fast_gm_f32, f32, fast, global);
+    conv1d_kernel!(conv1d_basic_f64, f64, direct, global);
+    conv1d_kernel!(conv1d_const_f64, f64, direct, (param RUNTIME));
+    conv1d_kernel!(conv1d_tiled_f64, f64, tiled, (param RUNTIME));
+    conv1d_kernel!(conv1d_tiled_gm_f64, f64, tiled, global);
+    conv1d_kernel!(conv1d_tiled_l2_f64, f64, tiled_l2, (param RUNTIME));
+    conv1d_kernel!(conv1d_tiled_l2_gm_f64, f64, tiled_l2, global);
+    conv1d_kernel!(conv1d_fast_f64, f64, fast, (param RUNTIME));
+    conv1d_kernel!(conv1d_fast_gm_f64, f64, fast, global);
+    conv1d_kernel!(conv1d_fast1_f32, f32, fast::<_, _, 1>, (param FIXED_F32));
+    conv1d_kernel!(conv1d_fast2_f32, f32, fast::<_, _, 2>, (param FIXED_F32));
+    conv1d_kernel!(conv1d_fast3_f32, f32, fast::<_, _, 3>, (param FIXED_F32));
+    conv1d_kernel!(conv1d_fast4_f32, f32, fast::<_, _, 4>, (param FIXED_F32));
+    conv1d_kernel!(conv1d_fast5_f32, f32, fast::<_, _, 5>, (param FIXED_F32));
+    conv1d_kernel!(conv1d_fast6_f32, f32, fast::<_, _, 6>, (param FIXED_F32));
+    conv1d_kernel!(conv1d_fast7_f32, f32, fast::<_, _, 7>, (param FIXED_F32));
+    conv1d_kernel!(conv1d_fast8_f32, f32, fast::<_, _, 8>, (param FIXED_F32));
+    conv1d_kernel!(conv1d_fast1_f64, f64, fast::<_, _, 1>, (param FIXED_F64));
+    conv1d_kernel!(conv1d_fast2_f64, f64, fast::<_, _, 2>, (param FIXED_F64));
+    conv1d_kernel!(conv1d_fast3_f64, f64, fast::<_, _, 3>, (param FIXED_F64));
+    conv1d_kernel!(conv1d_fast4_f64, f64, fast::<_, _, 4>, (param FIXED_F64));
+    conv1d_kernel!(conv1d_fast5_f64, f64, fast::<_, _, 5>, (param FIXED_F64));
+    conv1d_kernel!(conv1d_fast6_f64, f64, fast::<_, _, 6>, (param FIXED_F64));
+    conv1d_kernel!(conv1d_fast7_f64, f64, fast::<_, _, 7>, (param FIXED_F64));
+    conv1d_kernel!(conv1d_fast8_f64, f64, fast::<_, _, 8>, (param FIXED_F64));
 }

@@ -4,16 +4,16 @@
 //! | kernel | mask read from | input read from |
 //! | --- | --- | --- |
 //! | `conv2d_basic_*` | global memory (pointer) | global memory, `mw · mh` loads per output |
-//! | `conv2d_const_*` | constant memory (`CONV_MASK`, row-major `mh × mw`) | global memory, `mw · mh` loads per output |
-//! | `conv2d_tiled_*` | constant memory | a shared tile of `(blockDim.y + mh − 1) × (blockDim.x + mw − 1)` cells (the block's outputs plus the halo, ghost cells per mode), one barrier, one output per thread |
-//! | `conv2d_fast_*` | constant memory | a shared tile of [`FAST_Y`]` · blockDim.y` × [`FAST_X`]` · blockDim.x` outputs plus halo; each thread computes a [`FAST_Y`] × [`FAST_X`] block of outputs from registers, reading the tile four elements at a time |
-//! | `conv2d_strip3_*`, `conv2d_strip5_*`, `conv2d_strip7_*` | constant memory, as constant-bank operands | the fast kernel's register form for centred 3 × 3, 5 × 5 and 7 × 7 masks ([`fast_in_registers`]): no shared tile and no block barrier; each thread slides down a `FAST_X × STRIP_H` strip, one input row at a time, from its warp's ring of rows in shared memory (asynchronous copies, [`STRIP_RING`]` − 1` rows in flight), the mask fully unrolled |
+//! | `conv2d_const_*` | its `taps` parameter (constant bank 0, row-major `mh × mw`) | global memory, `mw · mh` loads per output |
+//! | `conv2d_tiled_*` | its `taps` parameter | a shared tile of `(blockDim.y + mh − 1) × (blockDim.x + mw − 1)` cells (the block's outputs plus the halo, ghost cells per mode), one barrier, one output per thread |
+//! | `conv2d_fast_*` | its `taps` parameter | a shared tile of [`FAST_Y`]` · blockDim.y` × [`FAST_X`]` · blockDim.x` outputs plus halo; each thread computes a [`FAST_Y`] × [`FAST_X`] block of outputs from registers, reading the tile four elements at a time |
+//! | `conv2d_strip3_*`, `conv2d_strip5_*`, `conv2d_strip7_*` | its `taps` parameter, as constant-bank operands | the fast kernel's register form for centred 3 × 3, 5 × 5 and 7 × 7 masks ([`fast_in_registers`]): no shared tile and no block barrier; each thread slides down a `FAST_X × STRIP_H` strip, one input row at a time, from its warp's ring of rows in shared memory (asynchronous copies, [`STRIP_RING`]` − 1` rows in flight), the mask fully unrolled |
 //! | `conv2d_rows_*` | global memory | as `conv2d_fast`, with a `1 × mw` mask (separable row pass) |
 //! | `conv2d_cols_*` | global memory | as `conv2d_fast`, with an `mh × 1` mask (separable column pass): threads run along x, so every load is coalesced |
 //!
 //! The kernels whose names end in `_gm_f32` / `_gm_f64` are the tiled and
 //! fast kernels with the mask in global memory instead, for masks with
-//! more taps than the constant array holds.
+//! more taps than the mask parameter holds.
 //!
 //! All take `(input, output, width, height, pitch, mask, mw, mh, left_x,
 //! left_y, mode)`: a `width × height` image whose rows start `pitch`
@@ -23,7 +23,11 @@
 //! `left_y` the taps left of and above the centre; `mode` a
 //! [`Boundary`](super::Boundary) raw value applied to each axis on its
 //! own. The row pass reads only `mw` and `left_x` (its mask is `1 × mw`),
-//! the column pass only `mh` and `left_y`. Elements between `width` and
+//! the column pass only `mh` and `left_y`. The constant-mask kernels take
+//! one more, `taps`: the taps by value in the kernel's parameter space,
+//! [`PARAM_MASK_BYTES`](super::PARAM_MASK_BYTES) bytes (the strip kernels:
+//! [`FIXED_MASK_TAPS`](super::FIXED_MASK_TAPS) elements), zeros after the
+//! last tap. Elements between `width` and
 //! `pitch` are never read or written. Blocks walk tiles grid-stride in
 //! both dimensions, so any grid covers any image.
 
@@ -104,13 +108,14 @@ pub const fn fast_shared_elems(bx: usize, by: usize, mw: usize, mh: usize) -> us
 #[cfg(target_arch = "nvptx64")]
 mod kernels {
     use super::{FAST_X, FAST_Y, STRIP_CHUNKS, STRIP_H, STRIP_MAX_MASK, STRIP_RING, STRIP_ROW, strip_chunks};
-    use crate::conv::CONV_MASK;
     use crate::conv::boundary::{map_index_edge, map_index32};
     use crate::conv::elem::{ConvElem, dot, mask_tap, opaque, unroll};
+    use crate::conv::{FIXED_MASK_TAPS, PARAM_MASK_BYTES};
     use crate::dev::grid::GridStride;
     use crate::dev::index::{
         block_dim_x, block_dim_y, block_idx_x, block_idx_y, grid_dim_x, grid_dim_y, thread_idx_x, thread_idx_y,
     };
+    use crate::dev::param::ParamBytes;
     use crate::dev::pipeline;
     use crate::dev::shared::{Shared, dynamic};
     use crate::dev::sync::sync_threads;
@@ -129,7 +134,7 @@ mod kernels {
 
     /// Where a kernel reads its taps (row-major, `k = j · mw + i`).
     trait Taps<T>: Copy {
-        /// True for the taps in constant memory (`CONV_MASK`).
+        /// True for the taps in the kernel's parameter space.
         const CONSTANT: bool;
 
         /// Tap `k`.
@@ -137,19 +142,30 @@ mod kernels {
         /// # Safety
         /// `k` is below the mask's `mw · mh` taps.
         unsafe fn at(self, k: usize) -> T;
+
+        /// The `.param` address of the taps (0 for global taps).
+        fn base(self) -> u64;
     }
 
-    /// Taps in constant memory (`CONV_MASK`).
+    /// Taps in the kernel's `taps` parameter, at `.param` address `base`
+    /// (see [`crate::dev::param`]).
     #[derive(Clone, Copy)]
-    struct ConstTaps;
+    struct ParamTaps {
+        base: u64,
+    }
 
-    impl<T: ConvElem> Taps<T> for ConstTaps {
+    impl<T: ConvElem> Taps<T> for ParamTaps {
         const CONSTANT: bool = true;
 
         #[inline(always)]
         unsafe fn at(self, k: usize) -> T {
-            // SAFETY: the host wrote the mw · mh taps (≤ CONV_MASK_BYTES).
-            unsafe { T::ld_const(CONV_MASK::base() + (k * core::mem::size_of::<T>()) as u64) }
+            // SAFETY: the host passes the mw · mh taps in the parameter.
+            unsafe { T::ld_param(self.base + (k * core::mem::size_of::<T>()) as u64) }
+        }
+
+        #[inline(always)]
+        fn base(self) -> u64 {
+            self.base
         }
     }
 
@@ -164,6 +180,11 @@ mod kernels {
         unsafe fn at(self, k: usize) -> T {
             // SAFETY: the host passes a mask of mw · mh taps.
             unsafe { *self.0.add(k) }
+        }
+
+        #[inline(always)]
+        fn base(self) -> u64 {
+            0
         }
     }
 
@@ -612,13 +633,15 @@ mod kernels {
     }
 
     /// One strip of the register kernel, what [`strip`] and each of its
-    /// row steps need besides the accumulators: how this lane copies its
+    /// row steps need besides the accumulators: the `.param` address of the
+    /// taps, how this lane copies its
     /// rows, the rows' map, the ring address of the lane's chunk 0 in
     /// slot 0 (`read`), the window's first image row, the strip's first
     /// output (stored through only when `store`) and its rows inside the
     /// image.
     #[derive(Clone, Copy)]
     struct StripStep<T> {
+        taps: u64,
         copy: RowCopy<T>,
         rows: Rows,
         read: Shared<T>,
@@ -672,7 +695,7 @@ mod kernels {
             // Mask row J adds to output row ir − J.
             unroll!(const J in [0, 1, 2, 3, 4, 5, 6] below MH => {
                 unroll!(const I in [0, 1, 2, 3, 4, 5, 6] below MW => {
-                    let m: T = mask_tap!(T, J * MW + I);
+                    let m: T = mask_tap!(T, self.taps, J * MW + I);
                     unroll!(q in [0, 1, 2, 3] below FAST_X => {
                         let e = s + I + q;
                         let a = &mut acc[acc_of(J)];
@@ -837,7 +860,7 @@ mod kernels {
                     // inside the image.
                     unsafe {
                         let (y0, rows_out, store) = (y as i32 - (MH / 2) as i32, height - y, active && inside);
-                        let step = StripStep { copy, rows, read, y0, out, rows_out, store };
+                        let step = StripStep { taps: mask.base(), copy, rows, read, y0, out, rows_out, store };
                         if vector { strip::<T, MW, MH, true>(step) } else { strip::<T, MW, MH, false>(step) }
                     }
                 }
@@ -941,17 +964,16 @@ mod kernels {
     }
 
     macro_rules! conv2d_kernel {
-        ($name:ident, $t:ty, $algo:ident, $mask:expr) => {
+        ($name:ident, $t:ty, $algo:ident, global) => {
             /// See the module documentation (`conv::conv2d`).
             ///
             /// # Safety
             /// `input` and `output` valid for `(height − 1) · pitch + width`
             /// elements (when both dimensions are non-zero), not
             /// overlapping; `pitch ≥ width`; `mask` valid for `mw · mh`
-            /// elements (or `CONV_MASK` holding them, for the
-            /// constant-memory kernels); `mw, mh ≥ 1`, `left_x < mw`,
-            /// `left_y < mh`; dynamic shared memory as the module's layout
-            /// functions give for the launch's block shape.
+            /// elements; `mw, mh ≥ 1`, `left_x < mw`, `left_y < mh`;
+            /// dynamic shared memory as the module's layout functions give
+            /// for the launch's block shape.
             #[unsafe(no_mangle)]
             pub unsafe extern "ptx-kernel" fn $name(
                 input: *const $t,
@@ -967,41 +989,58 @@ mod kernels {
                 mode: u32,
             ) {
                 let img = Image { p: input, width, height, pitch, mode };
-                let global = GlobalTaps(mask);
+                let (size, left) = ((mw as usize, mh as usize), (left_x as usize, left_y as usize));
                 // SAFETY: same contract.
-                unsafe {
-                    $algo::<$t, _>(
-                        img,
-                        output,
-                        $mask(global),
-                        (mw as usize, mh as usize),
-                        (left_x as usize, left_y as usize),
-                    )
-                }
+                unsafe { $algo::<$t, _>(img, output, GlobalTaps(mask), size, left) }
             }
         };
-    }
-
-    fn gm<T>(g: GlobalTaps<T>) -> GlobalTaps<T> {
-        g
-    }
-    fn cm<T>(_: GlobalTaps<T>) -> ConstTaps {
-        ConstTaps
+        ($name:ident, $t:ty, $algo:ident, param) => {
+            /// See the module documentation (`conv::conv2d`).
+            ///
+            /// # Safety
+            /// `input` and `output` valid for `(height − 1) · pitch + width`
+            /// elements (when both dimensions are non-zero), not
+            /// overlapping; `pitch ≥ width`; `taps` holding the `mw · mh`
+            /// taps (`mask` is not read); `mw, mh ≥ 1`, `left_x < mw`,
+            /// `left_y < mh`; dynamic shared memory as the module's layout
+            /// functions give for the launch's block shape.
+            #[unsafe(no_mangle)]
+            pub unsafe extern "ptx-kernel" fn $name(
+                input: *const $t,
+                output: *mut $t,
+                width: usize,
+                height: usize,
+                pitch: usize,
+                _mask: *const $t,
+                mw: u32,
+                mh: u32,
+                left_x: u32,
+                left_y: u32,
+                mode: u32,
+                _taps: ParamBytes<PARAM_MASK_BYTES>,
+            ) {
+                let img = Image { p: input, width, height, pitch, mode };
+                let taps = ParamTaps { base: crate::param_base!($name, 11) };
+                let (size, left) = ((mw as usize, mh as usize), (left_x as usize, left_y as usize));
+                // SAFETY: same contract.
+                unsafe { $algo::<$t, _>(img, output, taps, size, left) }
+            }
+        };
     }
 
     macro_rules! strip_kernel {
         ($name:ident, $t:ty, $m:literal) => {
             /// The register form of the fast kernel for a centred
             /// `N × N` mask (see the module documentation): same
-            /// parameters as the other 2D kernels; `mw`, `mh`, `left_x`,
-            /// `left_y` and `mask` are ignored (the mask is `CONV_MASK`).
+            /// parameters as the other constant-mask 2D kernels; `mw`,
+            /// `mh`, `left_x`, `left_y` and `mask` are ignored.
             ///
             /// # Safety
-            /// As the other 2D kernels, and: `CONV_MASK` holds the
-            /// `N · N` taps; blocks' x dimension a multiple of 32 (each
-            /// warp one row of lanes); `width` and `height` below 2³¹;
-            /// dynamic shared memory of [`strip_shared_elems`](super::strip_shared_elems) elements
-            /// for the block shape.
+            /// As the other 2D kernels, and: `taps` holds the `N · N`
+            /// taps; blocks' x dimension a multiple of 32 (each warp one
+            /// row of lanes); `width` and `height` below 2³¹; dynamic
+            /// shared memory of [`strip_shared_elems`](super::strip_shared_elems)
+            /// elements for the block shape.
             #[unsafe(no_mangle)]
             pub unsafe extern "ptx-kernel" fn $name(
                 input: *const $t,
@@ -1015,10 +1054,12 @@ mod kernels {
                 _left_x: u32,
                 _left_y: u32,
                 mode: u32,
+                _taps: ParamBytes<{ FIXED_MASK_TAPS * core::mem::size_of::<$t>() }>,
             ) {
                 let img = Image { p: input, width, height, pitch, mode };
+                let taps = ParamTaps { base: crate::param_base!($name, 11) };
                 // SAFETY: same contract.
-                unsafe { slide::<$t, _, $m, $m>(img, output, ConstTaps) }
+                unsafe { slide::<$t, _, $m, $m>(img, output, taps) }
             }
         };
     }
@@ -1030,20 +1071,20 @@ mod kernels {
     strip_kernel!(conv2d_strip5_f64, f64, 5);
     strip_kernel!(conv2d_strip7_f64, f64, 7);
 
-    conv2d_kernel!(conv2d_basic_f32, f32, direct, gm);
-    conv2d_kernel!(conv2d_const_f32, f32, direct, cm);
-    conv2d_kernel!(conv2d_tiled_f32, f32, tiled, cm);
-    conv2d_kernel!(conv2d_tiled_gm_f32, f32, tiled, gm);
-    conv2d_kernel!(conv2d_fast_f32, f32, fast_tile, cm);
-    conv2d_kernel!(conv2d_fast_gm_f32, f32, fast_tile, gm);
-    conv2d_kernel!(conv2d_rows_f32, f32, rows, gm);
-    conv2d_kernel!(conv2d_cols_f32, f32, cols, gm);
-    conv2d_kernel!(conv2d_basic_f64, f64, direct, gm);
-    conv2d_kernel!(conv2d_const_f64, f64, direct, cm);
-    conv2d_kernel!(conv2d_tiled_f64, f64, tiled, cm);
-    conv2d_kernel!(conv2d_tiled_gm_f64, f64, tiled, gm);
-    conv2d_kernel!(conv2d_fast_f64, f64, fast_tile, cm);
-    conv2d_kernel!(conv2d_fast_gm_f64, f64, fast_tile, gm);
-    conv2d_kernel!(conv2d_rows_f64, f64, rows, gm);
-    conv2d_kernel!(conv2d_cols_f64, f64, cols, gm);
+    conv2d_kernel!(conv2d_basic_f32, f32, direct, global);
+    conv2d_kernel!(conv2d_const_f32, f32, direct, param);
+    conv2d_kernel!(conv2d_tiled_f32, f32, tiled, param);
+    conv2d_kernel!(conv2d_tiled_gm_f32, f32, tiled, global);
+    conv2d_kernel!(conv2d_fast_f32, f32, fast_tile, param);
+    conv2d_kernel!(conv2d_fast_gm_f32, f32, fast_tile, global);
+    conv2d_kernel!(conv2d_rows_f32, f32, rows, global);
+    conv2d_kernel!(conv2d_cols_f32, f32, cols, global);
+    conv2d_kernel!(conv2d_basic_f64, f64, direct, global);
+    conv2d_kernel!(conv2d_const_f64, f64, direct, param);
+    conv2d_kernel!(conv2d_tiled_f64, f64, tiled, param);
+    conv2d_kernel!(conv2d_tiled_gm_f64, f64, tiled, global);
+    conv2d_kernel!(conv2d_fast_f64, f64, fast_tile, param);
+    conv2d_kernel!(conv2d_fast_gm_f64, f64, fast_tile, global);
+    conv2d_kernel!(conv2d_rows_f64, f64, rows, global);
+    conv2d_kernel!(conv2d_cols_f64, f64, cols, global);
 }

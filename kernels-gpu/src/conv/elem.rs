@@ -1,15 +1,16 @@
 //! The element types of the convolution kernels (`f32`, `f64`) and the
-//! operations the kernels need on them: fused multiply-add, shared and
-//! constant memory access, and 4-wide shared loads and global loads and stores.
+//! operations the kernels need on them: fused multiply-add, shared memory
+//! and kernel-parameter access, and 4-wide shared loads and global loads
+//! and stores.
 
 use core::arch::asm;
 
-use crate::dev::constant::ConstElem;
+use crate::dev::param::ParamElem;
 use crate::dev::pipeline;
 use crate::dev::shared::{Shared, SharedElem};
 
 /// An element type of the convolution kernels.
-pub trait ConvElem: Copy + SharedElem + ConstElem {
+pub trait ConvElem: Copy + SharedElem + ParamElem {
     /// Zero.
     const ZERO: Self;
 
@@ -333,18 +334,20 @@ macro_rules! unroll {
 }
 pub(crate) use unroll;
 
-/// Tap `K` of `CONV_MASK` as type `T`: one `ld.const` with the byte
-/// offset an immediate (`[CONV_MASK+off]`), which `ptxas` turns into a
-/// constant-bank operand of the instruction that uses it.
+/// Tap `K` of the mask parameter at `.param` address `base` (see
+/// [`crate::dev::param`]) as type `T`: one `ld.param` with the byte offset
+/// an immediate (`[base+off]`), which `ptxas` turns into a constant-bank
+/// operand (or a uniform load) of bank 0.
 macro_rules! mask_tap {
-    ($t:ty, $k:expr) => {{
+    ($t:ty, $base:expr, $k:expr) => {{
+        let base: u64 = $base;
         if core::mem::size_of::<$t>() == 4 {
             let v: f32;
-            // SAFETY: the tap lies inside CONV_MASK, which the host
-            // wrote (the caller's contract).
+            // SAFETY: the tap lies inside this kernel's mask parameter,
+            // which holds the launch's taps (the caller's contract).
             unsafe {
-                core::arch::asm!("ld.const.f32 {v}, [CONV_MASK+{o}];", v = out(reg32) v, o = const ($k) * 4,
-                    options(pure, readonly, nostack, preserves_flags))
+                core::arch::asm!("ld.param.f32 {v}, [{b}+{o}];", v = out(reg32) v, b = in(reg64) base,
+                    o = const ($k) * 4, options(pure, readonly, nostack, preserves_flags))
             };
             // SAFETY: T is f32 (same size; ConvElem is f32 or f64).
             unsafe { core::mem::transmute_copy::<f32, $t>(&v) }
@@ -352,8 +355,8 @@ macro_rules! mask_tap {
             let v: f64;
             // SAFETY: as above.
             unsafe {
-                core::arch::asm!("ld.const.f64 {v}, [CONV_MASK+{o}];", v = out(reg64) v, o = const ($k) * 8,
-                    options(pure, readonly, nostack, preserves_flags))
+                core::arch::asm!("ld.param.f64 {v}, [{b}+{o}];", v = out(reg64) v, b = in(reg64) base,
+                    o = const ($k) * 8, options(pure, readonly, nostack, preserves_flags))
             };
             // SAFETY: T is f64.
             unsafe { core::mem::transmute_copy::<f64, $t>(&v) }

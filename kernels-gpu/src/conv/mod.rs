@@ -14,7 +14,8 @@
 //!   host sizes launches with.
 //! * [`conv2d`]: the 2D kernels (basic, constant mask, tiled, fast) and
 //!   the separable row and column passes, with their layouts.
-//! * [`CONV_MASK_BYTES`]: the constant-memory mask array.
+//! * [`PARAM_MASK_BYTES`], [`FIXED_MASK_TAPS`]: the mask parameters of
+//!   the constant-memory kernels.
 
 pub mod boundary;
 pub mod conv1d;
@@ -24,19 +25,20 @@ pub mod elem;
 
 pub use boundary::{Boundary, map_index};
 
-/// Bytes of the constant-memory array `CONV_MASK` that holds the mask of
-/// the constant-memory kernels: 16 KiB of the 64 KiB constant bank (the
-/// rest stays free for the module's other constant data). It holds masks
-/// of up to 4096 `f32` or 2048 `f64` taps (1D), or 2D masks of as many
-/// taps; wider masks take the global-memory kernels.
-pub const CONV_MASK_BYTES: usize = 16 * 1024;
+/// Bytes of the mask parameter of the run-time constant-mask kernels
+/// (`conv1d_const`, `_tiled`, `_tiled_l2`, `_fast`, `conv2d_const`,
+/// `_tiled`, `_fast`, `tex_conv2d`, `tex_conv2d_blocked`): the mask travels
+/// by value with each launch, in the kernel's parameter space (constant
+/// bank 0; see [`crate::dev::param`]), so launches on different streams
+/// never share it. 4000 bytes keep every kernel's parameters within the
+/// 4096 bytes that every driver accepts: masks of up to 1000 `f32` or 500
+/// `f64` taps (1D or 2D); wider masks take the global-memory kernels.
+pub const PARAM_MASK_BYTES: usize = 4000;
 
-#[cfg(target_arch = "nvptx64")]
-crate::constant_array!(
-    /// The mask of the constant-memory convolution kernels (raw bytes,
-    /// read as `f32` or `f64`); written by the host by name.
-    pub CONV_MASK: [u64; 2048], align 8, "u64"
-);
+/// Taps in the mask parameter of the compile-time kernels
+/// (`conv1d_fast1` … `conv1d_fast8`: at most 32; `conv2d_strip3/5/7`: at
+/// most 49): a small parameter for the kernels that run most often.
+pub const FIXED_MASK_TAPS: usize = 64;
 
 /// The oldest architecture whose PTX carries [`LAUNCH_BOUNDS`].
 pub const LAUNCH_BOUNDS_MIN_SM: u32 = 90;

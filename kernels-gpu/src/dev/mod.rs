@@ -12,6 +12,7 @@
 //! | block barrier, warp size, lane id | [`sync`], [`warp`] | `BAR.SYNC` |
 //! | 64/128-bit vector loads and stores | [`vector`] | `LDG.E.64`/`.128`, `STG.E.64`/`.128` |
 //! | constant-memory arrays | [`constant`] | constant-bank operands / `LDC` |
+//! | arrays passed by value as kernel parameters | [`param`] | bank-0 operands / `LDC`, `ULDC` of `c[0x0]`, no local copy |
 //! | static and dynamic shared memory | [`shared`] | `LDS`/`STS` |
 //! | warp shuffles (down, xor) | [`warp`] | `SHFL.DOWN`, `SHFL.BFLY` |
 //! | pitched 2D row/element addresses | [`pitched`] | (the pitched matrix kernel; GPU-tested) |
@@ -29,6 +30,8 @@ pub mod vector;
 pub mod constant;
 #[cfg(target_arch = "nvptx64")]
 pub mod index;
+#[cfg(target_arch = "nvptx64")]
+pub mod param;
 #[cfg(target_arch = "nvptx64")]
 pub mod pipeline;
 #[cfg(target_arch = "nvptx64")]
