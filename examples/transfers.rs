@@ -112,7 +112,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let kern_ms =
         measure(&gpu, &settings, |_| gpu.scale_add(&dev.view(0..m)?, &mut out_dev.view_mut(0..m)?, probe))?.median_ms;
     let op = ScaleAdd::lcg((64.0 * copy_ms / kern_ms.max(1e-6)).round().clamp(1.0, 1e6) as u32);
-    let streams: Vec<_> = (0..args.streams).map(|_| gpu.create_stream()).collect::<Result<_, _>>()?;
+    let streams: Vec<_> = (0..args.streams).map(|_| gpu.new_stream()).collect::<Result<_, _>>()?;
     let mut output = gpu.alloc_pinned::<u32>(n)?;
     let mut want = vec![0u32; n];
     op.reference(&host, &mut want)?;

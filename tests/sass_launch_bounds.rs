@@ -61,11 +61,12 @@ fn launch_bounds_hold_without_spills() {
 /// when its Rust kernel does.
 #[test]
 fn twins_carry_the_same_launch_bounds() {
-    let root = env!("CARGO_MANIFEST_DIR");
     let mut twins = 0;
-    for file in ["cuda/conv1d.cu", "cuda/conv2d.cu"] {
-        let src = std::fs::read_to_string(format!("{root}/{file}")).unwrap_or_else(|e| panic!("{file}: {e}"));
-        for (name, threads, blocks) in twin_bounds(&src) {
+    // Embedded, so the test binary runs from any folder.
+    for (file, src) in
+        [("cuda/conv1d.cu", include_str!("../cuda/conv1d.cu")), ("cuda/conv2d.cu", include_str!("../cuda/conv2d.cu"))]
+    {
+        for (name, threads, blocks) in twin_bounds(src) {
             let want = LAUNCH_BOUNDS.iter().find(|b| b.0 == name).map(|b| (b.1, b.2));
             assert_eq!(want, Some((threads, blocks)), "{file}: {name} has ({threads}, {blocks})");
             twins += 1;
@@ -74,16 +75,18 @@ fn twins_carry_the_same_launch_bounds() {
     assert_eq!(twins, 24, "twins with launch bounds (all but conv2d_tiled_f32)");
 }
 
-/// `(name, T, B)` of each twin: `KERNEL(name, algo, mask, T, B)` in the 1D
-/// file, `LAUNCH_BOUNDS(T, B) name(` in the 2D file.
+/// `(name, T, B)` of each twin: `KERNEL_GM(name, algo, T, B)` and
+/// `KERNEL_PARAM(name, algo, taps, T, B)` in the 1D file,
+/// `LAUNCH_BOUNDS(T, B) name(` in the 2D file.
 fn twin_bounds(src: &str) -> Vec<(String, u32, u32)> {
     let num = |s: &str| s.trim().parse::<u32>().unwrap_or_else(|e| panic!("`{s}`: {e}"));
     let mut out = Vec::new();
     for line in src.lines().map(str::trim) {
-        if let Some(args) = line.strip_prefix("KERNEL(conv").and_then(|r| r.strip_suffix(')')) {
+        let macro_args = ["KERNEL_GM(conv", "KERNEL_PARAM(conv"].iter().find_map(|m| line.strip_prefix(m));
+        if let Some(args) = macro_args.and_then(|r| r.strip_suffix(')')) {
             let parts: Vec<&str> = args.split(", ").collect();
             let n = parts.len();
-            assert!(n >= 5, "`{line}`");
+            assert!(n >= 4, "`{line}`");
             out.push((format!("conv{}", parts[0]), num(parts[n - 2]), num(parts[n - 1])));
         } else if let Some(rest) = line.split("LAUNCH_BOUNDS(").nth(1).filter(|_| line.contains("__global__")) {
             let (nums, tail) = rest.split_once(')').unwrap_or_else(|| panic!("`{line}`"));

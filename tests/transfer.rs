@@ -140,7 +140,7 @@ fn round_trips<T: coalesce::DeviceCopy + bytemuck::Pod + PartialEq + Send + Sync
     assert!(back.as_slice() == host, "{ctx}: pinned DtoH differs");
 
     // Stream-ordered, on a stream of its own.
-    let stream = gpu.create_stream().unwrap();
+    let stream = gpu.new_stream().unwrap();
     let mut dev = poisoned_device::<T>(gpu, n);
     let mut back = gpu.pinned_from_slice(&poison_t()).unwrap();
     let t0 = stream.record().unwrap();
@@ -243,7 +243,7 @@ fn scale_add_kernel_matches_reference() {
 fn pipeline_matches_reference_with_a_consistent_timeline() {
     let gpu = gpu_or_skip!();
     let (mut rng, seed) = common::rng();
-    let streams: Vec<_> = (0..4).map(|_| gpu.create_stream().unwrap()).collect();
+    let streams: Vec<_> = (0..4).map(|_| gpu.new_stream().unwrap()).collect();
     for n in [0usize, 1, 2, 3, 1023, (1 << 20) + 3, common::big(1 << 24, 1 << 16) + 5] {
         let host = common::random_u32(&mut rng, n);
         let input = gpu.pinned_from_slice(&host).unwrap();
@@ -302,7 +302,7 @@ fn error_paths_are_answered_before_the_driver() {
     assert!(matches!(e, Error::LengthMismatch { op: "zero_copy_to_device", .. }), "{e}");
     let e = gpu.zero_copy_from_device(&dev.as_view(), &mut mapped).unwrap_err();
     assert!(matches!(e, Error::LengthMismatch { op: "zero_copy_from_device", .. }), "{e}");
-    let stream = gpu.create_stream().unwrap();
+    let stream = gpu.new_stream().unwrap();
     // SAFETY: refused by the length check; nothing is queued.
     let e = unsafe { stream.htod_async(&pinned, &mut dev.as_view_mut()) }.unwrap_err();
     assert!(matches!(e, Error::LengthMismatch { op: "htod_async", .. }), "{e}");
@@ -321,7 +321,7 @@ fn error_paths_are_answered_before_the_driver() {
     assert!(matches!(e, Error::LengthMismatch { op: "pipeline (d_out)", expected: 10, got: 9 }), "{e}");
     let e = gpu.pipeline(&[], &pinned, &mut out, &mut d_in, &mut y, 2, op).unwrap_err();
     assert!(matches!(e, Error::InvalidArgument { op: "pipeline", .. }), "{e}");
-    let streams = [gpu.create_stream().unwrap()];
+    let streams = [gpu.new_stream().unwrap()];
     let e = gpu.pipeline(&streams, &pinned, &mut out, &mut d_in, &mut y, 0, op).unwrap_err();
     assert!(matches!(e, Error::InvalidArgument { op: "pipeline", .. }), "{e}");
 

@@ -188,14 +188,22 @@ impl Gpu {
 }
 
 impl ConstantTable {
-    /// Writes the values into `CONSTANT_TABLE` unless it holds them already
-    /// (another table may have been loaded since).
+    /// Writes the values into `CONSTANT_TABLE` on the stream unless it
+    /// holds them already (another table may have been loaded since; the
+    /// copy comes from the table's global buffer, so nothing waits).
     fn load_symbol(&self) -> Result<()> {
-        if self.gpu.symbol_tag(TABLE_SYMBOL) != Some(self.tag) {
-            self.gpu.write_symbol(TABLE_SYMBOL, &self.values)?;
-            self.gpu.set_symbol_tag(TABLE_SYMBOL, Some(self.tag));
-        }
-        Ok(())
+        self.with_symbol(|| Ok(()))
+    }
+
+    /// Runs `launch` (work on this table's stream that reads
+    /// `CONSTANT_TABLE`) with the table in the symbol, as one unit against
+    /// other tables on any thread or stream.
+    fn with_symbol(&self, launch: impl FnOnce() -> Result<()>) -> Result<()> {
+        let src = self.global.as_view();
+        src.check_gpu(&self.gpu, "constant_table")?;
+        // SAFETY: `global` holds the table's TABLE_LEN words (its values,
+        // which the tag stands for) and lives as long as `self`.
+        unsafe { self.gpu.with_symbol(TABLE_SYMBOL, self.tag, (src.device_ptr(), src.byte_len()), launch) }
     }
 
     /// The table's values.
@@ -218,11 +226,10 @@ impl ConstantTable {
         let po = out.device_ptr();
         match variant.memory() {
             Memory::Constant => {
-                self.load_symbol()?;
                 // SAFETY: `out` is a live view of this context holding n
                 // words; the kernel writes out[t] for t < n only and reads
                 // the constant table inside its bounds.
-                unsafe { self.gpu.launch(kernel, &cfg, &[&po, &n, &iters])? };
+                self.with_symbol(|| unsafe { self.gpu.launch(kernel, &cfg, &[&po, &n, &iters]) })?;
             }
             Memory::Global => {
                 let pt = self.global.device_ptr();

@@ -12,7 +12,7 @@
 
 use std::ffi::{CStr, c_char, c_int, c_uint, c_void};
 
-use cust::sys::{CUdevice, CUdeviceptr, CUfunction, CUmodule, CUstream};
+use cust::sys::{CUcontext, CUdevice, CUdeviceptr, CUevent, CUfunction, CUmodule, CUstream};
 
 use crate::error::DriverError;
 
@@ -67,6 +67,20 @@ unsafe extern "C" {
     fn cuMemsetD8Async(dst: CUdeviceptr, value: u8, count: usize, stream: CUstream) -> CuResult;
     fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) -> CuResult;
     fn cuStreamSynchronize(stream: CUstream) -> CuResult;
+    fn cuStreamCreate(stream: *mut CUstream, flags: c_uint) -> CuResult;
+    fn cuStreamDestroy_v2(stream: CUstream) -> CuResult;
+    fn cuStreamWaitEvent(stream: CUstream, event: CUevent, flags: c_uint) -> CuResult;
+    fn cuEventCreate(event: *mut CUevent, flags: c_uint) -> CuResult;
+    fn cuEventDestroy_v2(event: CUevent) -> CuResult;
+    fn cuEventRecord(event: CUevent, stream: CUstream) -> CuResult;
+    fn cuEventSynchronize(event: CUevent) -> CuResult;
+    fn cuEventQuery(event: CUevent) -> CuResult;
+    fn cuEventElapsedTime(ms: *mut f32, start: CUevent, end: CUevent) -> CuResult;
+    fn cuCtxGetCurrent(ctx: *mut CUcontext) -> CuResult;
+    fn cuCtxSetCurrent(ctx: CUcontext) -> CuResult;
+    fn cuDevicePrimaryCtxRetain(ctx: *mut CUcontext, dev: CUdevice) -> CuResult;
+    fn cuDevicePrimaryCtxRelease_v2(dev: CUdevice) -> CuResult;
+    fn cuDevicePrimaryCtxReset_v2(dev: CUdevice) -> CuResult;
 }
 
 /// `CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`
@@ -91,15 +105,141 @@ fn static_str(f: unsafe extern "C" fn(CuResult, *mut *const c_char) -> CuResult,
     }
 }
 
-/// Builds the error for a failed call `op` that returned `code`.
+/// Builds the error for a failed call `op` that returned `code`. A sticky
+/// error (the context is unusable from here on) is also recorded as the
+/// fault of the context current on this thread ([`crate::context`]), so
+/// that every later call on it reports this first fault.
 pub(crate) fn error(op: &'static str, code: u32) -> DriverError {
     let c = code as CuResult;
-    DriverError {
+    let e = DriverError {
         op,
         code,
         name: static_str(cuGetErrorName, c).unwrap_or_else(|| format!("CUDA_ERROR_{code}")),
         description: static_str(cuGetErrorString, c).unwrap_or_else(|| "unknown error code".into()),
+    };
+    if e.is_sticky() {
+        crate::context::record_fault(current_context(), &e, None);
     }
+    e
+}
+
+/// The context current on this thread (null when none).
+pub(crate) fn current_context() -> CUcontext {
+    let mut c: CUcontext = std::ptr::null_mut();
+    // SAFETY: writes one handle; on failure it stays null.
+    if unsafe { cuCtxGetCurrent(&mut c) } != 0 {
+        return std::ptr::null_mut();
+    }
+    c
+}
+
+/// Makes `ctx` current on this thread.
+pub(crate) fn set_current(ctx: CUcontext) -> Result<(), DriverError> {
+    // SAFETY: a handle from cuDevicePrimaryCtxRetain; the driver checks it.
+    check("cuCtxSetCurrent", unsafe { cuCtxSetCurrent(ctx) })
+}
+
+/// Retains device `dev`'s primary context (one reference, released with
+/// [`primary_ctx_release`]).
+pub(crate) fn primary_ctx_retain(dev: CUdevice) -> Result<CUcontext, DriverError> {
+    let mut c: CUcontext = std::ptr::null_mut();
+    // SAFETY: writes one handle.
+    check("cuDevicePrimaryCtxRetain", unsafe { cuDevicePrimaryCtxRetain(&mut c, dev) })?;
+    Ok(c)
+}
+
+/// Releases one reference to device `dev`'s primary context (allowed after
+/// a reset too).
+pub(crate) fn primary_ctx_release(dev: CUdevice) -> Result<(), DriverError> {
+    // SAFETY: balanced with a retain by the caller.
+    check("cuDevicePrimaryCtxRelease", unsafe { cuDevicePrimaryCtxRelease_v2(dev) })
+}
+
+/// Destroys every allocation and all state of device `dev`'s primary
+/// context in this process (its references stay retained).
+///
+/// # Safety
+/// Nothing may use a handle, pointer, stream or event of that context
+/// afterwards.
+pub(crate) unsafe fn primary_ctx_reset(dev: CUdevice) -> Result<(), DriverError> {
+    // SAFETY: forwarded to the caller's contract.
+    check("cuDevicePrimaryCtxReset", unsafe { cuDevicePrimaryCtxReset_v2(dev) })
+}
+
+/// `CU_STREAM_NON_BLOCKING`: does not synchronize with the legacy default
+/// stream.
+pub(crate) const STREAM_NON_BLOCKING: c_uint = 1;
+/// `CU_EVENT_DISABLE_TIMING`
+pub(crate) const EVENT_DISABLE_TIMING: c_uint = 2;
+
+/// A new stream in the current context.
+pub(crate) fn stream_create(flags: c_uint) -> Result<CUstream, DriverError> {
+    let mut s: CUstream = std::ptr::null_mut();
+    // SAFETY: writes one handle.
+    check("cuStreamCreate", unsafe { cuStreamCreate(&mut s, flags) })?;
+    Ok(s)
+}
+
+/// Destroys a stream (the driver finishes its queued work first).
+///
+/// # Safety
+/// `s` came from [`stream_create`] in a live context and is destroyed once.
+pub(crate) unsafe fn stream_destroy(s: CUstream) -> Result<(), DriverError> {
+    // SAFETY: forwarded to the caller's contract.
+    check("cuStreamDestroy", unsafe { cuStreamDestroy_v2(s) })
+}
+
+/// Makes work queued on `s` from now on wait for `e` (no host wait).
+pub(crate) fn stream_wait_event(s: CUstream, e: CUevent) -> Result<(), DriverError> {
+    // SAFETY: handles owned by live objects of one context.
+    check("cuStreamWaitEvent", unsafe { cuStreamWaitEvent(s, e, 0) })
+}
+
+/// A new event in the current context.
+pub(crate) fn event_create(flags: c_uint) -> Result<CUevent, DriverError> {
+    let mut e: CUevent = std::ptr::null_mut();
+    // SAFETY: writes one handle.
+    check("cuEventCreate", unsafe { cuEventCreate(&mut e, flags) })?;
+    Ok(e)
+}
+
+/// Destroys an event (released once any wait on it is satisfied).
+///
+/// # Safety
+/// `e` came from [`event_create`] in a live context and is destroyed once.
+pub(crate) unsafe fn event_destroy(e: CUevent) -> Result<(), DriverError> {
+    // SAFETY: forwarded to the caller's contract.
+    check("cuEventDestroy", unsafe { cuEventDestroy_v2(e) })
+}
+
+/// Records `e` at the current end of stream `s`.
+pub(crate) fn event_record(e: CUevent, s: CUstream) -> Result<(), DriverError> {
+    // SAFETY: handles owned by live objects of one context.
+    check("cuEventRecord", unsafe { cuEventRecord(e, s) })
+}
+
+/// Waits until `e` has completed.
+pub(crate) fn event_synchronize(e: CUevent) -> Result<(), DriverError> {
+    // SAFETY: a live event handle.
+    check("cuEventSynchronize", unsafe { cuEventSynchronize(e) })
+}
+
+/// True when `e` has completed (`CUDA_ERROR_NOT_READY`: false).
+pub(crate) fn event_query(e: CUevent) -> Result<bool, DriverError> {
+    // SAFETY: a live event handle.
+    match unsafe { cuEventQuery(e) } {
+        0 => Ok(true),
+        600 => Ok(false),
+        code => Err(error("cuEventQuery", code as u32)),
+    }
+}
+
+/// Milliseconds from `start` to `end` (both completed, timing enabled).
+pub(crate) fn event_elapsed_ms(start: CUevent, end: CUevent) -> Result<f32, DriverError> {
+    let mut ms = 0f32;
+    // SAFETY: live event handles; writes one float.
+    check("cuEventElapsedTime", unsafe { cuEventElapsedTime(&mut ms, start, end) })?;
+    Ok(ms)
 }
 
 /// `Ok` for `CUDA_SUCCESS`, the named error otherwise.

@@ -45,6 +45,23 @@ pub enum Error {
     #[error(transparent)]
     Driver(#[from] DriverError),
 
+    /// The device's context faulted earlier (a sticky error such as an
+    /// illegal address in a kernel) and is unusable: every operation on a
+    /// [`Gpu`](crate::Gpu) of that context, and its clones, returns this
+    /// error naming the first fault. A `Gpu` made afterwards resets the
+    /// context and works (see [`crate::context`]).
+    #[error(
+        "the GPU context is unusable after an earlier fault ({fault}); make a new Gpu to reset it \
+         (context generation {generation})"
+    )]
+    Faulted {
+        /// The first fault.
+        fault: Box<crate::context::Fault>,
+        /// Which generation of the device's context faulted (0 for the
+        /// first; each reset starts the next).
+        generation: u64,
+    },
+
     /// None of the embedded PTX targets can run on this device.
     #[error(
         "no embedded PTX can run on this device (compute capability {major}.{minor}); the library \
@@ -295,5 +312,17 @@ impl Error {
     /// use it to skip instead of failing).
     pub fn is_no_device(&self) -> bool {
         matches!(self, Error::NoDevice { .. })
+    }
+
+    /// True when the context is unusable: this error is, or reports, a
+    /// sticky driver error ([`Error::Faulted`], or the call that first
+    /// observed the fault).
+    pub fn is_fault(&self) -> bool {
+        match self {
+            Error::Faulted { .. } => true,
+            Error::Driver(e) => e.is_sticky(),
+            Error::Kernel { source, .. } | Error::ModuleLoad { source, .. } => source.is_sticky(),
+            _ => false,
+        }
     }
 }

@@ -5,29 +5,40 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use cust::context::{Context, CurrentContext};
 use cust::device::Device;
-use cust::event::{Event, EventFlags};
 use cust::memory::DeviceCopy;
-use cust::stream::{Stream, StreamFlags};
 use cust::sys::{CUcontext, CUstream};
 
+use crate::context::{self, Ctx, Fault};
 use crate::device::DeviceInfo;
 use crate::driver;
 use crate::error::{Error, Result};
 use crate::launch::{KernelArg, KernelLimits, LaunchConfig};
 use crate::module::{ModuleState, PtxModule};
 use crate::ptx;
+use crate::stream::{Event, Stream, StreamInner};
 
 /// Environment variable that turns on synchronized launches (see
 /// [`Gpu::set_sync_launches`]).
 pub const SYNC_LAUNCHES_ENV: &str = "COALESCE_SYNC_LAUNCHES";
 
-/// A CUDA device ready to run this crate's kernels.
+/// A CUDA device ready to run this crate's kernels, and the stream its work
+/// goes to.
 ///
-/// Cheap to clone (a reference count). Buffers made from it keep it alive,
-/// so the context always outlives them. Every operation makes the context
-/// current on the calling thread first, so a `Gpu` can move between threads.
+/// Cheap to clone (reference counts); `Send + Sync`. Clones share the
+/// device's context, the loaded module and the stream, so work queued
+/// through any of them runs in order. [`Gpu::new_stream`] and [`Gpu::on`]
+/// give a handle on another stream of the same device, whose work may
+/// overlap; buffers passed between streams are ordered automatically (see
+/// [`crate::stream`]). Separate `Gpu`s made with [`Gpu::new`] share the
+/// device's primary context but not the module or the stream. Buffers made
+/// from a handle keep it alive, so the context always outlives them. Every
+/// operation makes the context current on the calling thread first, so a
+/// `Gpu` can move between threads.
+///
+/// After a kernel faults (a sticky error), every operation on this handle
+/// and its clones returns [`Error::Faulted`]; a `Gpu` made afterwards
+/// resets the device's context and works (see [`crate::context`]).
 ///
 /// ```no_run
 /// use coalesce_host::{CopyVariant, Gpu};
@@ -43,30 +54,17 @@ pub const SYNC_LAUNCHES_ENV: &str = "COALESCE_SYNC_LAUNCHES";
 #[derive(Clone)]
 pub struct Gpu {
     pub(crate) inner: Arc<Inner>,
+    pub(crate) stream: Arc<StreamInner>,
 }
 
-/// Fields drop in declaration order: stream and module before the context.
+/// What every handle of one `Gpu` shares. The module is dropped before the
+/// context reference.
 pub(crate) struct Inner {
-    stream: Stream,
     module: ModuleState,
     info: DeviceInfo,
     arch: u32,
     pub(crate) sync_launches: AtomicBool,
-    raw_ctx: CUcontext,
-    ctx: Context,
-}
-
-// SAFETY: the raw context pointer is only an identity and an argument to
-// driver calls, which are thread-safe; the other fields are Send + Sync.
-unsafe impl Send for Inner {}
-// SAFETY: as above.
-unsafe impl Sync for Inner {}
-
-impl Drop for Inner {
-    fn drop(&mut self) {
-        // The stream and module are destroyed in the current context.
-        let _ = CurrentContext::set_current(&self.ctx);
-    }
+    ctx: Arc<Ctx>,
 }
 
 impl Gpu {
@@ -76,36 +74,83 @@ impl Gpu {
     }
 
     /// Device `ordinal`. Fails with [`Error::NoDevice`] when there is no
-    /// driver, no GPU or no such device, so callers can skip cleanly.
+    /// driver, no GPU or no such device, so callers can skip cleanly. If
+    /// the device's context faulted earlier, it is reset first (every older
+    /// `Gpu` of the device stays faulted).
     pub fn with_device(ordinal: u32) -> Result<Gpu> {
         if let Err(e) = cust::init(cust::CudaFlags::empty()) {
             return Err(no_device_or(driver::from_cust("cuInit", e)));
         }
         let device = Device::get_device(ordinal).map_err(|e| no_device_or(driver::from_cust("cuDeviceGet", e)))?;
         let info = DeviceInfo::query(ordinal, device)?;
-        let ctx = Context::new(device).map_err(|e| driver::from_cust("cuDevicePrimaryCtxRetain", e))?;
-        CurrentContext::set_current(&ctx).map_err(|e| driver::from_cust("cuCtxSetCurrent", e))?;
+        match Gpu::open(ordinal, device, &info) {
+            // A fault nobody had observed surfaced while opening: the retry
+            // resets the context.
+            Err(e) if e.is_fault() && context::faulted(ordinal) => Gpu::open(ordinal, device, &info),
+            r => r,
+        }
+    }
+
+    fn open(ordinal: u32, device: Device, info: &DeviceInfo) -> Result<Gpu> {
+        let ctx = context::retain(ordinal, device.as_raw())?;
         let (arch, text) = ptx::select(info.cc_major, info.cc_minor)?;
-        let module = ModuleState::load(text, |source, log| Error::ModuleLoad {
+        let module = ModuleState::load(&ctx, text, |source, log| Error::ModuleLoad {
             arch,
             major: info.cc_major,
             minor: info.cc_minor,
             source: Box::new(source),
             log,
         })?;
-        let stream = Stream::new(StreamFlags::DEFAULT, None).map_err(|e| driver::from_cust("cuStreamCreate", e))?;
+        let stream = StreamInner::create(&ctx, false)?;
         let sync = std::env::var(SYNC_LAUNCHES_ENV).is_ok_and(|v| !v.is_empty() && v != "0");
         Ok(Gpu {
-            inner: Arc::new(Inner {
-                stream,
-                module,
-                info,
-                arch,
-                sync_launches: AtomicBool::new(sync),
-                raw_ctx: ctx.as_raw(),
-                ctx,
-            }),
+            inner: Arc::new(Inner { module, info: info.clone(), arch, sync_launches: AtomicBool::new(sync), ctx }),
+            stream,
         })
+    }
+
+    /// A new stream on this device (non-blocking). Bind handles to it with
+    /// [`Gpu::on`], or use [`Stream::gpu`].
+    pub fn new_stream(&self) -> Result<Stream> {
+        let stream = StreamInner::create(&self.inner.ctx, true)?;
+        Ok(Stream::of(Gpu { inner: self.inner.clone(), stream }))
+    }
+
+    /// This handle on `stream`: the same device and module, with every
+    /// operation queued on `stream`. `stream` must belong to this device
+    /// ([`Error::ForeignBuffer`] otherwise).
+    pub fn on(&self, stream: &Stream) -> Result<Gpu> {
+        if stream.gpu().raw_context() != self.raw_context() {
+            return Err(Error::ForeignBuffer { op: "Gpu::on" });
+        }
+        Ok(Gpu { inner: self.inner.clone(), stream: stream.gpu().stream.clone() })
+    }
+
+    /// The stream this handle queues its work on.
+    pub fn stream(&self) -> Stream {
+        Stream::of(self.clone())
+    }
+
+    /// Records an event at the current end of this handle's stream.
+    pub fn record_event(&self) -> Result<Event> {
+        Event::record_on(&self.stream)
+    }
+
+    /// Makes the work queued on this handle's stream from now on wait until
+    /// `event` has completed (the host does not wait). `event` must belong
+    /// to this device.
+    pub fn wait_event(&self, event: &Event) -> Result<()> {
+        if event.ctx().raw() != self.raw_context() {
+            return Err(Error::ForeignBuffer { op: "Gpu::wait_event" });
+        }
+        self.bind()?;
+        Ok(driver::stream_wait_event(self.stream.raw(), event.raw())?)
+    }
+
+    /// The first fault of this device's context (in this handle's
+    /// generation), if one happened.
+    pub fn fault(&self) -> Option<Fault> {
+        self.inner.ctx.fault()
     }
 
     /// The device's properties.
@@ -126,23 +171,27 @@ impl Gpu {
         self.inner.sync_launches.store(on, Ordering::Relaxed);
     }
 
-    /// Makes this handle's context current on the calling thread.
+    /// Makes this handle's context current on the calling thread
+    /// ([`Error::Faulted`] after a fault).
     pub(crate) fn bind(&self) -> Result<()> {
-        CurrentContext::set_current(&self.inner.ctx).map_err(|e| driver::from_cust("cuCtxSetCurrent", e).into())
+        self.inner.ctx.bind()
     }
 
     pub(crate) fn raw_stream(&self) -> CUstream {
-        self.inner.stream.as_inner()
+        self.stream.raw()
     }
 
     pub(crate) fn raw_context(&self) -> CUcontext {
-        self.inner.raw_ctx
+        self.inner.ctx.raw()
+    }
+
+    pub(crate) fn ctx(&self) -> &Arc<Ctx> {
+        &self.inner.ctx
     }
 
     /// Waits until all work queued on this handle's stream has finished.
     pub fn synchronize(&self) -> Result<()> {
-        self.bind()?;
-        Ok(driver::stream_synchronize(self.raw_stream())?)
+        self.stream.synchronize()
     }
 
     /// Free and total device memory, bytes.
@@ -189,22 +238,6 @@ impl Gpu {
         unsafe { self.inner.module.launch(self, name, cfg, args) }
     }
 
-    /// [`Gpu::launch`] on `stream`, a stream created in this handle's
-    /// context (see [`crate::transfer::TransferStream`]).
-    ///
-    /// # Safety
-    /// As [`Gpu::launch`].
-    pub(crate) unsafe fn launch_on(
-        &self,
-        stream: CUstream,
-        name: &'static str,
-        cfg: &LaunchConfig,
-        args: &[&dyn KernelArg],
-    ) -> Result<()> {
-        // SAFETY: forwarded to the caller's contract.
-        unsafe { self.inner.module.launch_on(self, stream, name, cfg, args) }
-    }
-
     /// Writes `values` into the module's constant-memory array `name` (the
     /// Rust form of `cudaMemcpyToSymbol`). The symbol's size must equal the
     /// values' size exactly; a mismatch or a missing symbol is an error,
@@ -220,6 +253,23 @@ impl Gpu {
     /// handle's stream; the host slice is copied before this returns.
     pub fn write_symbol_prefix<T: DeviceCopy>(&self, name: &str, values: &[T]) -> Result<()> {
         self.inner.module.write_symbol(self, name, values, false)
+    }
+
+    /// See [`ModuleState::with_symbol`]: runs `launch` with the constant
+    /// symbol `name` holding the data tagged `tag` (copied from `src`
+    /// first when it holds other data), as one unit against other users.
+    ///
+    /// # Safety
+    /// As [`ModuleState::with_symbol`].
+    pub(crate) unsafe fn with_symbol(
+        &self,
+        name: &str,
+        tag: u64,
+        src: (crate::launch::DevicePtr, usize),
+        launch: impl FnOnce() -> Result<()>,
+    ) -> Result<()> {
+        // SAFETY: forwarded to the caller's contract.
+        unsafe { self.inner.module.with_symbol(self, name, tag, src, launch) }
     }
 
     /// Reads the module's constant-memory array `name` back.
@@ -246,7 +296,7 @@ impl Gpu {
     pub fn load_ptx(&self, label: &str, ptx: &str) -> Result<PtxModule> {
         self.bind()?;
         let info = &self.inner.info;
-        let state = ModuleState::load(ptx, |source, log| Error::ModuleLoad {
+        let state = ModuleState::load(&self.inner.ctx, ptx, |source, log| Error::ModuleLoad {
             arch: info.sm(),
             major: info.cc_major,
             minor: info.cc_minor,
@@ -266,29 +316,12 @@ impl Gpu {
         v
     }
 
-    /// The constant-memory owner tag of symbol `name` (see
-    /// [`Gpu::set_symbol_tag`]).
-    pub(crate) fn symbol_tag(&self, name: &str) -> Option<u64> {
-        self.inner.module.tag(name)
-    }
-
-    /// Records which host object's data the symbol `name` holds now, so
-    /// repeated launches with the same data skip the upload.
-    pub(crate) fn set_symbol_tag(&self, name: &str, tag: Option<u64>) {
-        self.inner.module.set_tag(name, tag)
-    }
-
     /// Times the work `f` queues on this handle's stream with CUDA events:
     /// returns milliseconds between an event recorded before and one after.
     pub fn time<F: FnOnce() -> Result<()>>(&self, f: F) -> Result<f32> {
-        self.bind()?;
-        let ev = |op| Event::new(EventFlags::DEFAULT).map_err(|e| driver::from_cust(op, e));
-        let (start, stop) = (ev("cuEventCreate")?, ev("cuEventCreate")?);
-        start.record(&self.inner.stream).map_err(|e| driver::from_cust("cuEventRecord", e))?;
+        let start = self.record_event()?;
         f()?;
-        stop.record(&self.inner.stream).map_err(|e| driver::from_cust("cuEventRecord", e))?;
-        stop.synchronize().map_err(|e| driver::from_cust("cuEventSynchronize", e))?;
-        Ok(stop.elapsed_time_f32(&start).map_err(|e| driver::from_cust("cuEventElapsedTime", e))?)
+        self.record_event()?.ms_since(&start)
     }
 }
 

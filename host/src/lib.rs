@@ -21,7 +21,7 @@
 //!   warp divergence, and sums of `i32`/`f32`/`f64`.
 //! * [`transfer`]: host <-> device transfers: [`PinnedBuffer`] (page-locked),
 //!   [`MappedBuffer`] (zero-copy), synchronous and stream-ordered copies,
-//!   [`TransferStream`]s and [`TimingEvent`]s, and the copy/compute overlap
+//!   [`Stream`]s and [`Event`]s, and the copy/compute overlap
 //!   pipeline ([`Gpu::pipeline`]).
 //! * [`access`], [`alignment`], [`local`]: lesson 004's access patterns
 //!   (offsets and strides), 12- vs 16-byte points vs structures of arrays,
@@ -42,6 +42,7 @@
 pub mod access;
 pub mod alignment;
 pub mod constant;
+pub mod context;
 pub mod conv;
 pub mod copy;
 pub mod device;
@@ -61,6 +62,7 @@ pub mod ptx;
 pub mod query;
 pub mod reduce;
 pub mod reference;
+pub mod stream;
 pub mod texture;
 pub mod transfer;
 pub mod transpose;
@@ -68,6 +70,7 @@ pub mod transpose;
 pub use access::Pattern;
 pub use alignment::{Point12, Point16, PointLayout, Transform};
 pub use constant::{ConstantTable, ConstantVariant};
+pub use context::Fault;
 pub use copy::{CopyPlan, CopyPolicy, CopyVariant, Width};
 pub use cust::memory::DeviceCopy;
 pub use device::{DeviceInfo, DeviceLimits};
@@ -81,10 +84,9 @@ pub use module::PtxModule;
 pub use occupancy::{Occupancy, Suggestion};
 pub use pitched::{PitchedBuffer, Rect};
 pub use reduce::{ReduceElem, ReducePlan, ReducePolicy, ReduceVariant};
+pub use stream::{Event, Stream};
 pub use texture::{AddressMode, Coordinates, CudaArray, FilterMode, Texture2d, TextureDesc};
-pub use transfer::{
-    HostAllocFlags, MappedBuffer, PinnedBuffer, PipelineRun, ScaleAdd, Stage, StageSpan, TimingEvent, TransferStream,
-};
+pub use transfer::{HostAllocFlags, MappedBuffer, PinnedBuffer, PipelineRun, ScaleAdd, Stage, StageSpan};
 pub use transpose::{TransposePolicy, TransposeVariant};
 
 /// The device crate (kernels' shared constants and index arithmetic).

@@ -325,13 +325,9 @@ impl Gpu {
             if (m.width(), m.height()) != (ncol, nrow) {
                 return Err(Error::ExtentMismatch { op: K, expected: (ncol, nrow), got: (m.width(), m.height()) });
             }
-            if m.gpu().raw_context() != self.raw_context() {
-                return Err(Error::ForeignBuffer { op: K });
-            }
+            m.check_gpu(self, K)?;
         }
-        if c.gpu().raw_context() != self.raw_context() {
-            return Err(Error::ForeignBuffer { op: K });
-        }
+        c.check_gpu_mut(self, K)?;
         let cfg = self.matrix_launch_config(K, nrow, ncol, block, 1)?;
         let args: [&dyn KernelArg; 8] =
             [&c.device_ptr(), &c.pitch(), &a.device_ptr(), &a.pitch(), &b.device_ptr(), &b.pitch(), &nrow, &ncol];

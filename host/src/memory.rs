@@ -4,8 +4,12 @@
 //!
 //! A `DeviceBuffer<T>` always holds valid `T`s: it is created from host
 //! values, zero-filled (`T: Zeroable`), or byte-filled (`T: Pod`, any bit
-//! pattern valid), so reading it back is always sound. Transfers are
-//! ordered on the handle's stream and complete before the call returns.
+//! pattern valid), so reading it back is always sound. Host transfers run
+//! on the stream of the handle the buffer was made from and complete
+//! before the call returns (the host memory may be touched again at once);
+//! kernels run on the stream of the handle that launches them. A buffer
+//! used on several streams is ordered between them automatically
+//! ([`crate::stream`]).
 
 use std::marker::PhantomData;
 use std::ops::Range;
@@ -17,6 +21,7 @@ use crate::driver;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::launch::DevicePtr;
+use crate::stream::Tracker;
 
 /// `len` elements of `T` on the device.
 pub struct DeviceBuffer<T: DeviceCopy> {
@@ -24,6 +29,7 @@ pub struct DeviceBuffer<T: DeviceCopy> {
     buf: Option<cust::memory::DeviceBuffer<T>>,
     len: usize,
     gpu: Gpu,
+    track: Tracker,
 }
 
 pub(crate) fn byte_size<T>(op: &'static str, count: usize) -> Result<usize> {
@@ -62,7 +68,7 @@ impl Gpu {
                 d => Error::from(d),
             })?)
         };
-        Ok(DeviceBuffer { buf, len, gpu: self.clone() })
+        Ok(DeviceBuffer { buf, len, gpu: self.clone(), track: Tracker::default() })
     }
 
     /// Allocates `len` zeroed elements.
@@ -141,6 +147,7 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
             ptr: self.device_ptr().0 + (range.start * std::mem::size_of::<T>()) as u64,
             len: range.end - range.start,
             gpu: &self.gpu,
+            track: &self.track,
         })
     }
 
@@ -172,22 +179,23 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     }
 
     fn fill_raw(&mut self, byte: u8) -> Result<()> {
-        let bytes = self.byte_len();
-        if bytes == 0 {
-            return Ok(());
-        }
-        self.gpu.bind()?;
-        // SAFETY: the range is exactly this live allocation.
-        unsafe { driver::memset_d8(self.device_ptr().0, byte, bytes, self.gpu.raw_stream())? };
-        self.gpu.synchronize()
+        self.as_view_mut().fill_raw(byte)
     }
 }
 
 impl<T: DeviceCopy> Drop for DeviceBuffer<T> {
     fn drop(&mut self) {
-        // cuMemFree needs the owning context current on this thread.
-        let _ = self.gpu.bind();
-        self.buf.take();
+        let buf = self.buf.take();
+        match self.gpu.ctx().alive() {
+            // cuMemFree needs the context current (alive() made it so),
+            // and no stream may still use the memory.
+            Some(_alive) => {
+                self.track.quiesce();
+                drop(buf);
+            }
+            // The context was reset: the allocation is gone already.
+            None => std::mem::forget(buf),
+        }
     }
 }
 
@@ -202,6 +210,14 @@ struct RawView<'a> {
     ptr: u64,
     len: usize,
     gpu: &'a Gpu,
+    track: &'a Tracker,
+}
+
+impl RawView<'_> {
+    /// The viewed bytes, as device addresses.
+    fn range<T>(&self) -> std::ops::Range<u64> {
+        self.ptr..self.ptr + (self.len * std::mem::size_of::<T>()) as u64
+    }
 }
 
 /// A read-only range of a [`DeviceBuffer`].
@@ -242,24 +258,40 @@ macro_rules! view_common {
                 self.raw.len * std::mem::size_of::<T>()
             }
 
+            /// Checks that the view belongs to `gpu`'s context and orders
+            /// the work `gpu` is about to queue on its stream after the
+            /// view's buffer's earlier uses on other streams (as a read for
+            /// a [`DeviceView`], a write for a [`DeviceViewMut`]).
             pub(crate) fn check_gpu(&self, gpu: &Gpu, op: &'static str) -> Result<()> {
-                if self.raw.len == 0 || self.raw.gpu.raw_context() == gpu.raw_context() {
-                    Ok(())
-                } else {
-                    Err(Error::ForeignBuffer { op })
+                if self.raw.len == 0 {
+                    return Ok(());
                 }
+                if self.raw.gpu.raw_context() != gpu.raw_context() {
+                    return Err(Error::ForeignBuffer { op });
+                }
+                self.order(gpu)
             }
 
-            /// Copies the viewed elements into `out` (same length).
+            /// Copies the viewed elements into `out` (same length), on the
+            /// stream of the handle the buffer was made from, and returns
+            /// when they have arrived.
             pub fn copy_to_host(&self, out: &mut [T]) -> Result<()> {
+                self.copy_to_host_on(self.raw.gpu, out)
+            }
+
+            /// [`Self::copy_to_host`] on `gpu`'s stream.
+            pub(crate) fn copy_to_host_on(&self, gpu: &Gpu, out: &mut [T]) -> Result<()> {
                 if out.len() != self.raw.len {
                     return Err(Error::LengthMismatch { op: "copy_to_host", expected: self.raw.len, got: out.len() });
                 }
                 if self.byte_len() == 0 {
                     return Ok(());
                 }
-                let gpu = self.raw.gpu;
+                if self.raw.gpu.raw_context() != gpu.raw_context() {
+                    return Err(Error::ForeignBuffer { op: "copy_to_host" });
+                }
                 gpu.bind()?;
+                self.raw.track.read(gpu, self.raw.range::<T>())?;
                 // SAFETY: the view lies in a live allocation (borrowed for
                 // 'a); `out` spans the same byte count and outlives the
                 // synchronize below.
@@ -285,21 +317,41 @@ macro_rules! view_common {
 view_common!(DeviceView);
 view_common!(DeviceViewMut);
 
+impl<T: DeviceCopy> DeviceView<'_, T> {
+    fn order(&self, gpu: &Gpu) -> Result<()> {
+        self.raw.track.read(gpu, self.raw.range::<T>())
+    }
+}
+
 impl<T: DeviceCopy> DeviceViewMut<'_, T> {
-    /// Overwrites the viewed elements with `values` (same length).
+    /// Overwrites the viewed elements with `values` (same length), on the
+    /// stream of the handle the buffer was made from; returns when the host
+    /// memory may be touched again.
     pub fn copy_from_host(&mut self, values: &[T]) -> Result<()> {
+        self.copy_from_host_on(self.raw.gpu, values)
+    }
+
+    /// [`Self::copy_from_host`] on `gpu`'s stream.
+    pub(crate) fn copy_from_host_on(&mut self, gpu: &Gpu, values: &[T]) -> Result<()> {
         if values.len() != self.raw.len {
             return Err(Error::LengthMismatch { op: "copy_from_host", expected: self.raw.len, got: values.len() });
         }
         if self.byte_len() == 0 {
             return Ok(());
         }
-        let gpu = self.raw.gpu;
+        if self.raw.gpu.raw_context() != gpu.raw_context() {
+            return Err(Error::ForeignBuffer { op: "copy_from_host" });
+        }
         gpu.bind()?;
+        self.raw.track.write(gpu, self.raw.range::<T>())?;
         // SAFETY: the view lies in a live allocation borrowed mutably; the
         // host slice is read before the synchronize below returns.
         unsafe { driver::memcpy_htod(self.raw.ptr, values.as_ptr().cast(), self.byte_len(), gpu.raw_stream())? };
         gpu.synchronize()
+    }
+
+    fn order(&self, gpu: &Gpu) -> Result<()> {
+        self.raw.track.write(gpu, self.raw.range::<T>())
     }
 
     /// A read-only view of the same range.
@@ -313,12 +365,19 @@ impl<T: DeviceCopy> DeviceViewMut<'_, T> {
     where
         T: Pod,
     {
+        self.fill_raw(byte)
+    }
+
+    /// [`DeviceViewMut::fill_bytes`] for any `T` (the caller keeps the
+    /// buffer's values valid).
+    fn fill_raw(&mut self, byte: u8) -> Result<()> {
         let bytes = self.byte_len();
         if bytes == 0 {
             return Ok(());
         }
         let gpu = self.raw.gpu;
         gpu.bind()?;
+        self.raw.track.write(gpu, self.raw.range::<T>())?;
         // SAFETY: the range lies in a live allocation borrowed mutably.
         unsafe { driver::memset_d8(self.raw.ptr, byte, bytes, gpu.raw_stream())? };
         gpu.synchronize()

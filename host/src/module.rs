@@ -9,17 +9,19 @@
 
 use std::collections::HashMap;
 use std::ffi::CString;
-use std::sync::Mutex;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
 
 use cust::memory::DeviceCopy;
 use cust::sys::CUfunction;
 
+use crate::context::{self, Ctx};
 use crate::driver;
 use crate::error::{DriverError, Error, Result};
 use crate::gpu::Gpu;
-use crate::launch::{KernelArg, KernelLimits, LaunchConfig};
+use crate::launch::{DevicePtr, KernelArg, KernelLimits, LaunchConfig};
 use crate::ptx;
+use crate::stream::Tracker;
 
 /// Cached per-kernel facts.
 #[derive(Clone, Copy, Debug)]
@@ -32,34 +34,66 @@ pub(crate) struct KernelInfo {
 // SAFETY: a `CUfunction` is a handle usable from any thread of its context.
 unsafe impl Send for KernelInfo {}
 
-/// One loaded module. Must be dropped while its context is alive (the
-/// owners, `Gpu`'s `Inner` and [`PtxModule`], order their fields for it).
+/// A constant-memory symbol of a module: shared by every launch that
+/// reads it, so its writes and the launches that read them are ordered
+/// (see [`ModuleState::with_symbol`]).
+struct Symbol {
+    bytes: usize,
+    /// Which data it holds (a tag its writer chose), `None` when unknown;
+    /// locked from a write until the launches reading it are queued.
+    tag: Mutex<Option<u64>>,
+    /// The streams that used it since it was last written.
+    track: Tracker,
+}
+
+/// One loaded module, unloaded on drop unless its context was reset (then
+/// the reset freed it).
 pub(crate) struct ModuleState {
-    handle: driver::ModuleHandle,
+    handle: Option<driver::ModuleHandle>,
+    ctx: Arc<Ctx>,
     kernels: Mutex<HashMap<&'static str, KernelInfo>>,
     occupancy: Mutex<HashMap<(&'static str, u32, usize), u32>>,
     params: HashMap<String, Vec<usize>>,
-    symbols: HashMap<String, usize>,
-    tags: Mutex<HashMap<String, u64>>,
+    symbols: HashMap<String, Symbol>,
+}
+
+impl Drop for ModuleState {
+    fn drop(&mut self) {
+        let handle = self.handle.take();
+        match self.ctx.alive() {
+            Some(_alive) => drop(handle),
+            None => std::mem::forget(handle),
+        }
+    }
 }
 
 impl ModuleState {
-    /// JIT-loads `text` in the current context; `on_error` turns the
-    /// driver's error and the JIT log into the caller's error.
-    pub(crate) fn load(text: &str, on_error: impl FnOnce(DriverError, String) -> Error) -> Result<ModuleState> {
+    /// JIT-loads `text` in `ctx` (current on this thread); `on_error` turns
+    /// the driver's error and the JIT log into the caller's error.
+    pub(crate) fn load(
+        ctx: &Arc<Ctx>,
+        text: &str,
+        on_error: impl FnOnce(DriverError, String) -> Error,
+    ) -> Result<ModuleState> {
         let c = CString::new(text).map_err(|_| Error::InvalidArgument {
             op: "load_module",
             message: "the PTX text contains a NUL byte".into(),
         })?;
+        ctx.bind()?;
         let handle = driver::load_module(&c).map_err(|(source, log)| on_error(source, log))?;
+        let symbol = |bytes| Symbol { bytes, tag: Mutex::new(None), track: Tracker::default() };
         Ok(ModuleState {
-            handle,
+            handle: Some(handle),
+            ctx: ctx.clone(),
             kernels: Mutex::new(HashMap::new()),
             occupancy: Mutex::new(HashMap::new()),
             params: ptx::entry_params(text).into_iter().collect(),
-            symbols: ptx::const_symbols(text).into_iter().collect(),
-            tags: Mutex::new(HashMap::new()),
+            symbols: ptx::const_symbols(text).into_iter().map(|(n, b)| (n, symbol(b))).collect(),
         })
+    }
+
+    fn handle(&self) -> &driver::ModuleHandle {
+        self.handle.as_ref().expect("the handle is taken only by drop")
     }
 
     /// Byte sizes of kernel `name`'s parameters, in order (from the PTX).
@@ -85,7 +119,7 @@ impl ModuleState {
         }
         gpu.bind()?;
         let cname = CString::new(name).map_err(|_| Error::UnknownKernel(name))?;
-        let func = driver::module_function(&self.handle, &cname).map_err(|e| match e.code {
+        let func = driver::module_function(self.handle(), &cname).map_err(|e| match e.code {
             500 => Error::UnknownKernel(name),
             _ => e.into(),
         })?;
@@ -123,6 +157,8 @@ impl ModuleState {
         Ok(n)
     }
 
+    /// Launches `name` on `gpu`'s stream.
+    ///
     /// # Safety
     /// As [`Gpu::launch`].
     pub(crate) unsafe fn launch(
@@ -132,22 +168,7 @@ impl ModuleState {
         cfg: &LaunchConfig,
         args: &[&dyn KernelArg],
     ) -> Result<()> {
-        // SAFETY: forwarded to the caller's contract.
-        unsafe { self.launch_on(gpu, gpu.raw_stream(), name, cfg, args) }
-    }
-
-    /// [`ModuleState::launch`] on `stream`, a stream of `gpu`'s context.
-    ///
-    /// # Safety
-    /// As [`Gpu::launch`].
-    pub(crate) unsafe fn launch_on(
-        &self,
-        gpu: &Gpu,
-        stream: cust::sys::CUstream,
-        name: &'static str,
-        cfg: &LaunchConfig,
-        args: &[&dyn KernelArg],
-    ) -> Result<()> {
+        let stream = gpu.raw_stream();
         let info = self.kernel_info(gpu, name)?;
         let expected = self.params.get(name).ok_or(Error::UnknownKernel(name))?;
         if args.len() != expected.len() || args.iter().zip(expected).any(|(a, &e)| a.arg_size() != e) {
@@ -176,11 +197,11 @@ impl ModuleState {
             }
         }
         let mut raw: Vec<*mut std::ffi::c_void> = args.iter().map(|a| a.as_arg_ptr()).collect();
-        let kernel_error = |source| Error::Kernel {
-            kernel: name,
-            config: *cfg,
-            hint: crate::gpu::hint_for(&source),
-            source: Box::new(source),
+        let kernel_error = |source: DriverError| {
+            if source.is_sticky() {
+                context::record_fault(gpu.raw_context(), &source, Some(name));
+            }
+            Error::Kernel { kernel: name, config: *cfg, hint: crate::gpu::hint_for(&source), source: Box::new(source) }
         };
         // SAFETY: the caller guarantees the arguments match the kernel; the
         // configuration was validated above; `raw` outlives the call.
@@ -209,39 +230,90 @@ impl ModuleState {
             return Err(Error::Symbol { name: name.into(), problem: "not found in the loaded module".into() });
         }
         gpu.bind()?;
-        driver::module_global(&self.handle, &c).map_err(|e| Error::Symbol {
+        driver::module_global(self.handle(), &c).map_err(|e| Error::Symbol {
             name: name.into(),
             problem: if e.code == 500 { "not found in the loaded module".into() } else { e.to_string() },
         })
     }
 
-    /// Writes `values` to the start of symbol `name`; `exact` demands that
-    /// they fill it.
-    pub(crate) fn write_symbol<T: DeviceCopy>(&self, gpu: &Gpu, name: &str, values: &[T], exact: bool) -> Result<()> {
-        let (ptr, bytes) = self.symbol(gpu, name)?;
-        let want = std::mem::size_of_val(values);
+    fn slot(&self, name: &str) -> Result<&Symbol> {
+        self.symbols
+            .get(name)
+            .ok_or_else(|| Error::Symbol { name: name.into(), problem: "not found in the loaded module".into() })
+    }
+
+    /// Checks that `want` bytes may be written at the start of a symbol of
+    /// `bytes` bytes (`exact`: they must fill it).
+    fn check_size(name: &str, bytes: usize, want: usize, exact: bool, count: usize, size: usize) -> Result<()> {
         if (exact && bytes != want) || want > bytes {
             return Err(Error::Symbol {
                 name: name.into(),
-                problem: format!(
-                    "holds {bytes} bytes, the host tried to write {want} ({} × {} bytes)",
-                    values.len(),
-                    std::mem::size_of::<T>()
-                ),
+                problem: format!("holds {bytes} bytes, the host tried to write {want} ({count} × {size} bytes)"),
             });
         }
+        Ok(())
+    }
+
+    /// Writes `values` to the start of symbol `name` on `gpu`'s stream and
+    /// waits for it; `exact` demands that they fill it. Ordered after every
+    /// earlier use of the symbol on other streams.
+    pub(crate) fn write_symbol<T: DeviceCopy>(&self, gpu: &Gpu, name: &str, values: &[T], exact: bool) -> Result<()> {
+        let slot = self.slot(name)?;
+        let want = std::mem::size_of_val(values);
+        Self::check_size(name, slot.bytes, want, exact, values.len(), std::mem::size_of::<T>())?;
+        let (ptr, _) = self.symbol(gpu, name)?;
+        let mut tag = slot.tag.lock().unwrap_or_else(|p| p.into_inner());
         // Whoever wrote it last, it holds something else now.
-        self.set_tag(name, None);
+        *tag = None;
         if want == 0 {
             return Ok(());
         }
+        slot.track.write(gpu, 0..slot.bytes as u64)?;
         // SAFETY: the symbol spans at least `want` bytes of device memory;
         // the host slice is read before the stream is synchronized below.
         unsafe { driver::memcpy_htod(ptr, values.as_ptr().cast(), want, gpu.raw_stream())? };
         gpu.synchronize()
     }
 
+    /// Runs `launch`, which queues work on `gpu`'s stream that reads the
+    /// constant symbol `name`, with the symbol holding the data tagged
+    /// `tag`: unless it holds them already, first copies `bytes` bytes at
+    /// device address `src` into it, on the same stream. The symbol stays
+    /// locked from the check to the end of `launch`, so no other writer
+    /// comes between; and the copy waits (on the GPU) for every earlier
+    /// use of the symbol on other streams, while `launch`'s work waits for
+    /// the last copy. Nothing waits on the host.
+    ///
+    /// # Safety
+    /// `src` holds `bytes` readable bytes of this context until the stream
+    /// has passed the copy, and they are the data `tag` stands for.
+    pub(crate) unsafe fn with_symbol(
+        &self,
+        gpu: &Gpu,
+        name: &str,
+        tag: u64,
+        (src, bytes): (DevicePtr, usize),
+        launch: impl FnOnce() -> Result<()>,
+    ) -> Result<()> {
+        let slot = self.slot(name)?;
+        Self::check_size(name, slot.bytes, bytes, false, bytes, 1)?;
+        let (ptr, _) = self.symbol(gpu, name)?;
+        let mut held = slot.tag.lock().unwrap_or_else(|p| p.into_inner());
+        if *held == Some(tag) {
+            slot.track.read(gpu, 0..slot.bytes as u64)?;
+        } else {
+            slot.track.write(gpu, 0..slot.bytes as u64)?;
+            *held = None;
+            // SAFETY: the symbol spans at least `bytes` bytes (checked);
+            // the source is the caller's contract.
+            unsafe { driver::memcpy_dtod(ptr, src.0, bytes, gpu.raw_stream())? };
+            *held = Some(tag);
+        }
+        launch()
+    }
+
     pub(crate) fn read_symbol<T: DeviceCopy + Default>(&self, gpu: &Gpu, name: &str) -> Result<Vec<T>> {
+        let slot = self.slot(name)?;
         let (ptr, bytes) = self.symbol(gpu, name)?;
         let size = std::mem::size_of::<T>();
         if size == 0 || bytes % size != 0 {
@@ -251,23 +323,13 @@ impl ModuleState {
             });
         }
         let mut out = vec![T::default(); bytes / size];
+        let _held = slot.tag.lock().unwrap_or_else(|p| p.into_inner());
+        slot.track.read(gpu, 0..slot.bytes as u64)?;
         // SAFETY: `out` spans exactly `bytes` bytes and lives until the
         // synchronize below.
         unsafe { driver::memcpy_dtoh(out.as_mut_ptr().cast(), ptr, bytes, gpu.raw_stream())? };
         gpu.synchronize()?;
         Ok(out)
-    }
-
-    pub(crate) fn tag(&self, name: &str) -> Option<u64> {
-        self.tags.lock().unwrap_or_else(|p| p.into_inner()).get(name).copied()
-    }
-
-    pub(crate) fn set_tag(&self, name: &str, tag: Option<u64>) {
-        let mut tags = self.tags.lock().unwrap_or_else(|p| p.into_inner());
-        match tag {
-            Some(t) => tags.insert(name.to_owned(), t),
-            None => tags.remove(name),
-        };
     }
 }
 

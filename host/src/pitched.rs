@@ -60,6 +60,7 @@ use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::launch::DevicePtr;
 use crate::memory::{DeviceView, DeviceViewMut};
+use crate::stream::Tracker;
 
 /// Element sizes a pitched buffer may hold, bytes.
 pub const PITCHED_ELEMENT_SIZES: [usize; 3] = [4, 8, 16];
@@ -154,6 +155,7 @@ pub struct PitchedBuffer<T: DeviceCopy> {
     width: usize,
     height: usize,
     gpu: Gpu,
+    track: Tracker,
     _m: PhantomData<T>,
 }
 
@@ -191,7 +193,8 @@ impl Gpu {
             2 => out_of_memory(data_bytes),
             _ => Error::from(e),
         })?;
-        let buf = PitchedBuffer { ptr, pitch, width, height, gpu: self.clone(), _m: PhantomData };
+        let buf =
+            PitchedBuffer { ptr, pitch, width, height, gpu: self.clone(), track: Tracker::default(), _m: PhantomData };
         // The driver's guarantees, checked (the buffer frees itself on error).
         let problem = if pitch < row_bytes {
             Some(format!("is below the row's {row_bytes} bytes"))
@@ -396,8 +399,33 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
         Side::Device { ptr: self.ptr, pitch: self.pitch }
     }
 
-    fn check_gpu(&self, gpu: &Gpu, op: &'static str) -> Result<()> {
-        if gpu.raw_context() == self.gpu.raw_context() { Ok(()) } else { Err(Error::ForeignBuffer { op }) }
+    /// Checks that the matrix belongs to `gpu`'s context and orders a read
+    /// of it on `gpu`'s stream after its writes on other streams (see
+    /// [`crate::stream`]).
+    pub(crate) fn check_gpu(&self, gpu: &Gpu, op: &'static str) -> Result<()> {
+        if gpu.raw_context() != self.gpu.raw_context() {
+            return Err(Error::ForeignBuffer { op });
+        }
+        self.track.read(gpu, self.bytes())
+    }
+
+    /// As [`PitchedBuffer::check_gpu`], for a write of the matrix.
+    pub(crate) fn check_gpu_mut(&mut self, gpu: &Gpu, op: &'static str) -> Result<()> {
+        if gpu.raw_context() != self.gpu.raw_context() {
+            return Err(Error::ForeignBuffer { op });
+        }
+        self.track.write(gpu, self.bytes())
+    }
+
+    /// Its uses across streams and the range they are tracked under (for
+    /// a texture reading it).
+    pub(crate) fn tracker(&self) -> (&Tracker, std::ops::Range<u64>) {
+        (&self.track, self.bytes())
+    }
+
+    /// The allocation, as device addresses.
+    fn bytes(&self) -> std::ops::Range<u64> {
+        self.ptr..self.ptr + self.allocated_bytes() as u64
     }
 
     fn same_extent(&self, op: &'static str, width: usize, height: usize) -> Result<()> {
@@ -438,6 +466,7 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
             return Err(Error::LengthMismatch { op: OP, expected: rect.len(), got: host.len() });
         }
         let row = rect.width * Self::ELEM;
+        self.check_gpu_mut(&self.gpu.clone(), OP)?;
         let src = Side::Host { ptr: host.as_ptr().cast_mut().cast(), pitch: row };
         // SAFETY: the rectangle lies inside this live allocation (checked);
         // the host slice holds exactly `rect.height` rows of `row` bytes and
@@ -463,6 +492,7 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
             return Err(Error::LengthMismatch { op: OP, expected: rect.len(), got: out.len() });
         }
         let row = rect.width * Self::ELEM;
+        self.check_gpu(&self.gpu, OP)?;
         let dst = Side::Host { ptr: out.as_mut_ptr().cast(), pitch: row };
         // SAFETY: the rectangle lies inside this live allocation (checked);
         // `out` holds exactly `rect.height` rows of `row` bytes, borrowed
@@ -502,9 +532,10 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
     /// Both rectangles must lie inside their buffers.
     pub fn copy_rect_from(&mut self, col: usize, row: usize, src: &PitchedBuffer<T>, src_rect: Rect) -> Result<()> {
         const OP: &str = "copy_rect_from";
-        src.check_gpu(&self.gpu, OP)?;
         src_rect.check_inside(OP, src.width, src.height)?;
         Rect::new(col, row, src_rect.width, src_rect.height).check_inside(OP, self.width, self.height)?;
+        src.check_gpu(&self.gpu, OP)?;
+        self.check_gpu_mut(&self.gpu.clone(), OP)?;
         let bytes = src_rect.width * Self::ELEM;
         // SAFETY: both rectangles lie inside live allocations of this
         // context (checked); they are different buffers (one is borrowed
@@ -530,6 +561,7 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
             return Err(Error::LengthMismatch { op: OP, expected: self.len(), got: src.len() });
         }
         let row = self.row_bytes();
+        self.check_gpu_mut(&self.gpu.clone(), OP)?;
         let s = Side::Device { ptr: src.device_ptr().0, pitch: row };
         // SAFETY: the view spans `height` rows of `row` bytes of a live
         // allocation of this context; this buffer is another allocation.
@@ -545,6 +577,7 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
             return Err(Error::LengthMismatch { op: OP, expected: self.len(), got: dst.len() });
         }
         let row = self.row_bytes();
+        self.check_gpu(&self.gpu, OP)?;
         let d = Side::Device { ptr: dst.device_ptr().0, pitch: row };
         // SAFETY: as in `copy_from_linear`, directions swapped.
         unsafe { copy_2d(&self.gpu, (self.device_side(), 0, 0), (d, 0, 0), row, self.height, true) }
@@ -560,6 +593,7 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
     }
 
     fn fill_raw(&mut self, byte: u8) -> Result<()> {
+        self.check_gpu_mut(&self.gpu.clone(), "fill_bytes")?;
         self.gpu.bind()?;
         // SAFETY: the range is exactly this live allocation.
         unsafe { driver::memset_d8(self.ptr, byte, self.allocated_bytes(), self.gpu.raw_stream())? };
@@ -570,6 +604,7 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
     /// height` bytes): for checking that nothing wrote into the padding.
     pub fn raw_bytes(&self) -> Result<Vec<u8>> {
         let mut v = vec![0u8; self.allocated_bytes()];
+        self.check_gpu(&self.gpu, "raw_bytes")?;
         self.gpu.bind()?;
         // SAFETY: `v` spans exactly the allocation and outlives the
         // synchronize below.
@@ -581,10 +616,13 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
 
 impl<T: DeviceCopy> Drop for PitchedBuffer<T> {
     fn drop(&mut self) {
-        // cuMemFree needs the owning context current on this thread.
-        if self.gpu.bind().is_ok() {
-            // SAFETY: the address came from cuMemAllocPitch in this context
-            // and is freed once.
+        // cuMemFree needs the context current (alive() makes it so) and no
+        // stream still using the memory; after a reset there is nothing to
+        // free.
+        if let Some(_alive) = self.gpu.ctx().alive() {
+            self.track.quiesce();
+            // SAFETY: the address came from cuMemAllocPitch in this
+            // generation of the context and is freed once.
             let _ = unsafe { driver::mem_free(self.ptr) };
         }
     }

@@ -75,6 +75,7 @@ use crate::gpu::Gpu;
 use crate::launch::{Axis, LaunchConfig, blocks_for};
 use crate::memory::{DeviceView, DeviceViewMut};
 use crate::pitched::PitchedBuffer;
+use crate::stream::Tracker;
 
 pub mod conv;
 pub mod model;
@@ -537,7 +538,7 @@ impl Gpu {
             2 => out_of_memory(),
             _ => Error::from(e),
         })?;
-        Ok(CudaArray { handle, width, height, gpu: self.clone(), _m: PhantomData })
+        Ok(CudaArray { handle, width, height, gpu: self.clone(), track: Tracker::default(), _m: PhantomData })
     }
 }
 
@@ -548,8 +549,13 @@ pub struct CudaArray<T: Texel> {
     width: usize,
     height: usize,
     gpu: Gpu,
+    track: Tracker,
     _m: PhantomData<T>,
 }
+
+/// The range a [`CudaArray`]'s uses are tracked under: an array has no
+/// device address, so one range stands for all of it.
+const ARRAY_RANGE: std::ops::Range<u64> = 0..1;
 
 // SAFETY: the handle is a driver object of the context the `Gpu` keeps
 // alive; the driver serializes access to it.
@@ -617,6 +623,11 @@ impl<T: Texel> CudaArray<T> {
             height: self.height,
         };
         self.gpu.bind()?;
+        if into_array {
+            self.track.write(&self.gpu, ARRAY_RANGE)?;
+        } else {
+            self.track.read(&self.gpu, ARRAY_RANGE)?;
+        }
         // SAFETY: the array is live and has exactly these rows; the other
         // side is the caller's contract; host memory stays borrowed until
         // the synchronize below.
@@ -655,9 +666,7 @@ impl<T: Texel> CudaArray<T> {
         T: DeviceCopy,
     {
         const OP: &str = "CudaArray::copy_from_pitched";
-        if src.gpu().raw_context() != self.gpu.raw_context() {
-            return Err(Error::ForeignBuffer { op: OP });
-        }
+        src.check_gpu(&self.gpu, OP)?;
         if (src.width(), src.height()) != (self.width, self.height) {
             return Err(Error::ExtentMismatch {
                 op: OP,
@@ -681,21 +690,32 @@ impl<T: Texel> CudaArray<T> {
         let mut res = ResourceUnion { reserved: [0; 32] };
         res.array = ResourceArray { array: self.handle };
         let raw = ResourceDesc { res_type: driver::RESOURCE_TYPE_ARRAY, res, flags: 0 };
+        let read = (&self.track, ARRAY_RANGE);
         // SAFETY: the array is live and borrowed by the texture.
         unsafe {
-            Texture2d::create(&self.gpu, &raw, desc, (self.width, self.height), TexelInfo::of::<T>(), Source::Array)
+            Texture2d::create(
+                &self.gpu,
+                &raw,
+                desc,
+                (self.width, self.height),
+                TexelInfo::of::<T>(),
+                Source::Array,
+                read,
+            )
         }
     }
 }
 
 impl<T: Texel> Drop for CudaArray<T> {
     fn drop(&mut self) {
-        if self.gpu.bind().is_ok() {
-            // Work queued before the drop may still read the array.
-            let _ = self.gpu.synchronize();
-            // SAFETY: created by cuArrayCreate in this context, destroyed
-            // once; no texture outlives it (they borrow it) and the
-            // stream is idle.
+        // After a reset of the context the reset destroyed it.
+        if let Some(_alive) = self.gpu.ctx().alive() {
+            // Work queued before the drop, on any stream, may still read
+            // the array.
+            self.track.quiesce();
+            // SAFETY: created by cuArrayCreate in this generation of the
+            // context, destroyed once; no texture outlives it (they borrow
+            // it) and no stream uses it any more.
             let _ = unsafe { driver::array_destroy(self.handle) };
         }
     }
@@ -729,7 +749,7 @@ impl<T: Texel + DeviceCopy> PitchedBuffer<T> {
         let raw = ResourceDesc { res_type: driver::RESOURCE_TYPE_PITCH2D, res, flags: 0 };
         let source = Source::Pitched { pitch: self.pitch() };
         // SAFETY: the buffer is live and borrowed by the texture.
-        unsafe { Texture2d::create(self.gpu(), &raw, desc, (w, h), TexelInfo::of::<T>(), source) }
+        unsafe { Texture2d::create(self.gpu(), &raw, desc, (w, h), TexelInfo::of::<T>(), source, self.tracker()) }
     }
 }
 
@@ -770,7 +790,10 @@ pub struct Texture2d<'a> {
     texel: TexelInfo,
     source: Source,
     gpu: Gpu,
-    _borrow: PhantomData<&'a ()>,
+    /// The resource's uses (the texture's reads are reads of it).
+    read: (&'a Tracker, std::ops::Range<u64>),
+    /// The streams whose kernels read through this texture object.
+    uses: Tracker,
 }
 
 /// What [`Texture2d::resize`] launched.
@@ -821,12 +844,25 @@ impl<'a> Texture2d<'a> {
         (width, height): (usize, usize),
         texel: TexelInfo,
         source: Source,
+        read: (&'a Tracker, std::ops::Range<u64>),
     ) -> Result<Texture2d<'a>> {
         desc.validate().map_err(|problem| Error::Texture { op: "texture", problem })?;
         gpu.bind()?;
         // SAFETY: forwarded to the caller's contract.
         let handle = unsafe { driver::tex_object_create(res, &desc.raw())? };
-        Ok(Texture2d { handle, desc: *desc, width, height, texel, source, gpu: gpu.clone(), _borrow: PhantomData })
+        let gpu = gpu.clone();
+        Ok(Texture2d { handle, desc: *desc, width, height, texel, source, gpu, read, uses: Tracker::default() })
+    }
+
+    /// Checks that the texture belongs to `gpu`'s context and orders a
+    /// kernel reading through it on `gpu`'s stream after the writes of its
+    /// resource on other streams.
+    pub(crate) fn check_gpu(&self, gpu: &Gpu, op: &'static str) -> Result<()> {
+        if gpu.raw_context() != self.gpu.raw_context() {
+            return Err(Error::ForeignBuffer { op });
+        }
+        self.read.0.read(gpu, self.read.1.clone())?;
+        self.uses.read(gpu, ARRAY_RANGE)
     }
 
     /// The `CUtexObject` handle (the `u64` kernels take).
@@ -891,6 +927,7 @@ impl<'a> Texture2d<'a> {
         out: &mut DeviceViewMut<'_, f32>,
     ) -> Result<()> {
         const OP: &str = "Texture2d::fetch";
+        self.check_gpu(&self.gpu, OP)?;
         u.check_gpu(&self.gpu, OP)?;
         v.check_gpu(&self.gpu, OP)?;
         out.check_gpu(&self.gpu, OP)?;
@@ -934,6 +971,7 @@ impl<'a> Texture2d<'a> {
         pitch: usize,
     ) -> Result<ResizePlan> {
         const OP: &str = "Texture2d::resize";
+        self.check_gpu(&self.gpu, OP)?;
         out.check_gpu(&self.gpu, OP)?;
         self.require_channels(OP, 1)?;
         crate::conv::conv2d::check_layout(out.len(), out.len(), width, height, pitch)?;
@@ -960,11 +998,12 @@ impl<'a> Texture2d<'a> {
 
 impl Drop for Texture2d<'_> {
     fn drop(&mut self) {
-        if self.gpu.bind().is_ok() {
-            // Kernels queued before the drop may still read through it.
-            let _ = self.gpu.synchronize();
-            // SAFETY: created by cuTexObjectCreate in this context,
-            // destroyed once, the stream idle.
+        if let Some(_alive) = self.gpu.ctx().alive() {
+            // Kernels queued before the drop, on any stream, may still
+            // read through it.
+            self.uses.quiesce();
+            // SAFETY: created by cuTexObjectCreate in this generation of
+            // the context, destroyed once, no stream using it.
             let _ = unsafe { driver::tex_object_destroy(self.handle) };
         }
     }

@@ -21,11 +21,11 @@
 //!   link ([`Gpu::zero_copy_to_device`], [`Gpu::zero_copy_from_device`]).
 //!   It pays off when the accesses are coalesced and each byte is touched
 //!   once.
-//! * **Overlap transfers with computation.** [`TransferStream`]s run
+//! * **Overlap transfers with computation.** [`Stream`]s run
 //!   independently; [`Gpu::pipeline`] splits its input into chunks and
 //!   queues copy in → kernel → copy out for each chunk on the streams in
 //!   turn, so one chunk's copy overlaps another's kernel, and records
-//!   [`TimingEvent`]s at every stage boundary.
+//!   [`Event`]s at every stage boundary.
 //!
 //! Every copy checks lengths (and that buffers belong to the handle's
 //! context) before the driver is called; mismatches are
@@ -40,10 +40,7 @@ use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
 
 use bytemuck::Pod;
-use cust::event::{Event, EventFlags};
 use cust::memory::DeviceCopy;
-use cust::stream::{Stream, StreamFlags, StreamWaitEventFlags};
-use cust::sys::CUstream;
 
 use coalesce_kernels::transfer::scale_add_step;
 
@@ -53,6 +50,7 @@ use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::launch::{DevicePtr, LaunchConfig, blocks_for};
 use crate::memory::{DeviceBuffer, DeviceView, DeviceViewMut, byte_size};
+use crate::stream::{Event, Stream};
 
 /// How page-locked host memory is allocated (the `CU_MEMHOSTALLOC_*`
 /// flags of `cuMemHostAlloc`). All off is plain page-locked memory for the
@@ -250,12 +248,15 @@ impl<T: Pod> Drop for PinnedBuffer<T> {
         if !self.allocated {
             return;
         }
-        let _ = self.gpu.bind();
-        // SAFETY: allocated by `mem_host_alloc`, freed once, here; no
-        // borrow of it outlives `self`, and every operation of this module
-        // that queues device work on it waits for that work before
-        // returning (the unsafe stream copies make it the caller's duty).
-        let _ = unsafe { driver::mem_free_host(self.ptr.as_ptr().cast::<c_void>()) };
+        // After a reset of the context the reset freed it.
+        if let Some(_alive) = self.gpu.ctx().alive() {
+            // SAFETY: allocated by `mem_host_alloc`, freed once, here; no
+            // borrow of it outlives `self`, and every operation of this
+            // module that queues device work on it waits for that work
+            // before returning (the unsafe stream copies make it the
+            // caller's duty).
+            let _ = unsafe { driver::mem_free_host(self.ptr.as_ptr().cast::<c_void>()) };
+        }
     }
 }
 
@@ -331,26 +332,24 @@ impl<T: Pod> std::fmt::Debug for MappedBuffer<T> {
 }
 
 impl Gpu {
-    /// Host to device, synchronous: copies `src` (pageable or page-locked
-    /// host memory; same length as `dst`) and returns when it is on the
-    /// device. Pageable memory is staged by the driver; page-locked memory
-    /// is read directly by the copy engine.
+    /// Host to device, synchronous, on this handle's stream: copies `src`
+    /// (pageable or page-locked host memory; same length as `dst`) and
+    /// returns when it is on the device. Pageable memory is staged by the
+    /// driver; page-locked memory is read directly by the copy engine.
     pub fn htod<T: DeviceCopy>(&self, src: &[T], dst: &mut DeviceViewMut<'_, T>) -> Result<()> {
         if src.len() != dst.len() {
             return Err(Error::LengthMismatch { op: "htod", expected: dst.len(), got: src.len() });
         }
-        dst.check_gpu(self, "htod")?;
-        dst.copy_from_host(src)
+        dst.copy_from_host_on(self, src)
     }
 
-    /// Device to host, synchronous: copies `src` into `dst` (same length)
-    /// and returns when it has arrived.
+    /// Device to host, synchronous, on this handle's stream: copies `src`
+    /// into `dst` (same length) and returns when it has arrived.
     pub fn dtoh<T: DeviceCopy>(&self, src: &DeviceView<'_, T>, dst: &mut [T]) -> Result<()> {
         if src.len() != dst.len() {
             return Err(Error::LengthMismatch { op: "dtoh", expected: dst.len(), got: src.len() });
         }
-        src.check_gpu(self, "dtoh")?;
-        src.copy_to_host(dst)
+        src.copy_to_host_on(self, dst)
     }
 
     /// Host to device without a copy: the `zero_copy_read` kernel reads
@@ -492,16 +491,6 @@ impl Gpu {
     /// `y = op(x)` elementwise (same length), queued on this handle's
     /// stream like any launch.
     pub fn scale_add(&self, x: &DeviceView<'_, u32>, y: &mut DeviceViewMut<'_, u32>, op: ScaleAdd) -> Result<()> {
-        self.scale_add_on(self.raw_stream(), x, y, op)
-    }
-
-    fn scale_add_on(
-        &self,
-        stream: CUstream,
-        x: &DeviceView<'_, u32>,
-        y: &mut DeviceViewMut<'_, u32>,
-        op: ScaleAdd,
-    ) -> Result<()> {
         if x.len() != y.len() {
             return Err(Error::LengthMismatch { op: "scale_add", expected: y.len(), got: x.len() });
         }
@@ -518,65 +507,12 @@ impl Gpu {
         // SAFETY: both views are live device memory of this context with
         // `n` elements; `y` is borrowed mutably, so it overlaps `x` only if
         // it is the same range, which the kernel allows.
-        unsafe { self.launch_on(stream, "scale_add_u32", &cfg, &[&xp, &yp, &n, &op.a, &op.b, &op.k]) }
+        unsafe { self.launch("scale_add_u32", &cfg, &[&xp, &yp, &n, &op.a, &op.b, &op.k]) }
     }
 }
 
-/// A CUDA stream of a [`Gpu`]'s context, created non-blocking (it does not
-/// wait for the legacy default stream), for work that should run
-/// concurrently with other streams. Keeps its `Gpu` alive.
-pub struct TransferStream {
-    // Dropped before `gpu`, in the context `gpu` keeps alive.
-    stream: Stream,
-    gpu: Gpu,
-}
-
-impl Gpu {
-    /// A new non-blocking stream in this handle's context.
-    pub fn create_stream(&self) -> Result<TransferStream> {
-        self.bind()?;
-        let stream =
-            Stream::new(StreamFlags::NON_BLOCKING, None).map_err(|e| driver::from_cust("cuStreamCreate", e))?;
-        Ok(TransferStream { stream, gpu: self.clone() })
-    }
-}
-
-impl TransferStream {
-    /// The handle whose context the stream belongs to.
-    pub fn gpu(&self) -> &Gpu {
-        &self.gpu
-    }
-
-    /// Waits for everything queued on the stream.
-    pub fn synchronize(&self) -> Result<()> {
-        self.gpu.bind()?;
-        Ok(driver::stream_synchronize(self.stream.as_inner())?)
-    }
-
-    /// Records a timing event on the stream: it completes when the stream
-    /// reaches it.
-    pub fn record(&self) -> Result<TimingEvent> {
-        self.gpu.bind()?;
-        let event = Event::new(EventFlags::DEFAULT).map_err(|e| driver::from_cust("cuEventCreate", e))?;
-        event.record(&self.stream).map_err(|e| driver::from_cust("cuEventRecord", e))?;
-        Ok(TimingEvent { event, gpu: self.gpu.clone() })
-    }
-
-    /// Makes the work queued on this stream from now on wait until `other`
-    /// has finished everything queued on it so far (an event recorded on
-    /// `other` and waited for here; the host does not wait).
-    pub fn wait_for(&self, other: &TransferStream) -> Result<()> {
-        self.gpu.bind()?;
-        let gate = Event::new(EventFlags::DISABLE_TIMING).map_err(|e| driver::from_cust("cuEventCreate", e))?;
-        gate.record(&other.stream).map_err(|e| driver::from_cust("cuEventRecord", e))?;
-        // The event is destroyed after the call; the driver releases it once
-        // the wait is satisfied.
-        self.stream
-            .wait_event(gate, StreamWaitEventFlags::DEFAULT)
-            .map_err(|e| driver::from_cust("cuStreamWaitEvent", e))?;
-        Ok(())
-    }
-
+/// The stream-ordered copies: queued on the stream, returning at once.
+impl Stream {
     /// Queues a host-to-device copy of `src` into `dst` (same length) on
     /// the stream and returns at once. Asynchronous only when `src` is
     /// page-locked ([`PinnedBuffer`]); pageable memory is staged first.
@@ -584,21 +520,20 @@ impl TransferStream {
     /// # Safety
     /// `src` must stay allocated and unmodified, and `dst`'s buffer alive,
     /// until the stream has passed the copy (after
-    /// [`TransferStream::synchronize`]).
+    /// [`Stream::synchronize`], or an event recorded after it completes).
     pub unsafe fn htod_async<T: DeviceCopy>(&self, src: &[T], dst: &mut DeviceViewMut<'_, T>) -> Result<()> {
         if src.len() != dst.len() {
             return Err(Error::LengthMismatch { op: "htod_async", expected: dst.len(), got: src.len() });
         }
-        dst.check_gpu(&self.gpu, "htod_async")?;
+        let gpu = self.gpu();
+        dst.check_gpu(gpu, "htod_async")?;
         if dst.byte_len() == 0 {
             return Ok(());
         }
-        self.gpu.bind()?;
+        gpu.bind()?;
         // SAFETY: equal byte counts; liveness until the stream passes the
         // copy is the caller's contract.
-        unsafe {
-            driver::memcpy_htod(dst.device_ptr().0, src.as_ptr().cast(), dst.byte_len(), self.stream.as_inner())?
-        };
+        unsafe { driver::memcpy_htod(dst.device_ptr().0, src.as_ptr().cast(), dst.byte_len(), gpu.raw_stream())? };
         Ok(())
     }
 
@@ -613,65 +548,16 @@ impl TransferStream {
         if src.len() != dst.len() {
             return Err(Error::LengthMismatch { op: "dtoh_async", expected: dst.len(), got: src.len() });
         }
-        src.check_gpu(&self.gpu, "dtoh_async")?;
+        let gpu = self.gpu();
+        src.check_gpu(gpu, "dtoh_async")?;
         if src.byte_len() == 0 {
             return Ok(());
         }
-        self.gpu.bind()?;
+        gpu.bind()?;
         // SAFETY: equal byte counts; liveness and exclusivity until the
         // stream passes the copy are the caller's contract.
-        unsafe {
-            driver::memcpy_dtoh(dst.as_mut_ptr().cast(), src.device_ptr().0, src.byte_len(), self.stream.as_inner())?
-        };
+        unsafe { driver::memcpy_dtoh(dst.as_mut_ptr().cast(), src.device_ptr().0, src.byte_len(), gpu.raw_stream())? };
         Ok(())
-    }
-
-    /// Queues `y = op(x)` ([`Gpu::scale_add`]) on this stream.
-    pub fn scale_add(&self, x: &DeviceView<'_, u32>, y: &mut DeviceViewMut<'_, u32>, op: ScaleAdd) -> Result<()> {
-        self.gpu.scale_add_on(self.stream.as_inner(), x, y, op)
-    }
-}
-
-impl Drop for TransferStream {
-    fn drop(&mut self) {
-        // cuStreamDestroy needs the owning context current.
-        let _ = self.gpu.bind();
-    }
-}
-
-impl std::fmt::Debug for TransferStream {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "TransferStream({:p})", self.stream.as_inner())
-    }
-}
-
-/// A recorded CUDA event (see [`TransferStream::record`]): the moment its
-/// stream reached it, on the device's clock.
-pub struct TimingEvent {
-    event: Event,
-    gpu: Gpu,
-}
-
-impl TimingEvent {
-    /// Milliseconds from `start` to this event (negative if this one came
-    /// first). Waits for both to complete.
-    pub fn ms_since(&self, start: &TimingEvent) -> Result<f32> {
-        self.gpu.bind()?;
-        start.event.synchronize().map_err(|e| driver::from_cust("cuEventSynchronize", e))?;
-        self.event.synchronize().map_err(|e| driver::from_cust("cuEventSynchronize", e))?;
-        Ok(self.event.elapsed_time_f32(&start.event).map_err(|e| driver::from_cust("cuEventElapsedTime", e))?)
-    }
-}
-
-impl Drop for TimingEvent {
-    fn drop(&mut self) {
-        let _ = self.gpu.bind();
-    }
-}
-
-impl std::fmt::Debug for TimingEvent {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("TimingEvent")
     }
 }
 
@@ -745,7 +631,7 @@ pub fn chunk_range(n: usize, chunks: usize, c: usize) -> std::ops::Range<usize> 
 
 /// Synchronizes every stream when dropped, so no queued copy can outlive
 /// the borrows of the pipeline call, even if it unwinds.
-struct SyncOnDrop<'a>(&'a [TransferStream]);
+struct SyncOnDrop<'a>(&'a [Stream]);
 
 impl Drop for SyncOnDrop<'_> {
     fn drop(&mut self) {
@@ -771,7 +657,7 @@ impl Gpu {
     #[allow(clippy::too_many_arguments)]
     pub fn pipeline(
         &self,
-        streams: &[TransferStream],
+        streams: &[Stream],
         input: &PinnedBuffer<u32>,
         output: &mut PinnedBuffer<u32>,
         d_in: &mut DeviceBuffer<u32>,
@@ -793,7 +679,7 @@ impl Gpu {
                 message: format!("needs at least one stream and one chunk (got {} and {chunks})", streams.len()),
             });
         }
-        if streams.iter().any(|s| s.gpu.raw_context() != self.raw_context()) {
+        if streams.iter().any(|s| s.gpu().raw_context() != self.raw_context()) {
             return Err(Error::ForeignBuffer { op: "pipeline" });
         }
         input.same_context(self, "pipeline")?;
@@ -809,7 +695,7 @@ impl Gpu {
         self.synchronize()?;
         let guard = SyncOnDrop(streams);
         let queued = self.queue_pipeline(streams, input, output, d_in, d_out, chunks, op);
-        let synced = streams.iter().try_for_each(TransferStream::synchronize);
+        let synced = streams.iter().try_for_each(Stream::synchronize);
         drop(guard);
         let (first, events) = queued?;
         synced?;
@@ -831,14 +717,14 @@ impl Gpu {
     #[allow(clippy::too_many_arguments)]
     fn queue_pipeline(
         &self,
-        streams: &[TransferStream],
+        streams: &[Stream],
         input: &PinnedBuffer<u32>,
         output: &mut PinnedBuffer<u32>,
         d_in: &mut DeviceBuffer<u32>,
         d_out: &mut DeviceBuffer<u32>,
         chunks: usize,
         op: ScaleAdd,
-    ) -> Result<(TimingEvent, Vec<[TimingEvent; 4]>)> {
+    ) -> Result<(Event, Vec<[Event; 4]>)> {
         let n = input.len();
         // Time zero: the other streams start after it, so no event of the
         // run can precede it.
@@ -857,7 +743,7 @@ impl Gpu {
             // touch the same host or device bytes.
             unsafe { s.htod_async(&input[r.clone()], &mut d_in.view_mut(r.clone())?)? };
             let e1 = s.record()?;
-            s.scale_add(&d_in.view(r.clone())?, &mut d_out.view_mut(r.clone())?, op)?;
+            s.gpu().scale_add(&d_in.view(r.clone())?, &mut d_out.view_mut(r.clone())?, op)?;
             let e2 = s.record()?;
             // SAFETY: as above.
             unsafe { s.dtoh_async(&d_out.view(r.clone())?, &mut output[r])? };

@@ -46,7 +46,7 @@ use super::harness::{self, DtodReference, Settings, Stats};
 use super::report::{self, Series, Table, human_bytes};
 use super::{BenchError, BenchResult, SuiteInfo};
 use crate::transfer::chunk_range;
-use crate::{DeviceBuffer, Gpu, MappedBuffer, PinnedBuffer, PipelineRun, ScaleAdd, Stage, TransferStream};
+use crate::{DeviceBuffer, Gpu, MappedBuffer, PinnedBuffer, PipelineRun, ScaleAdd, Stage, Stream};
 
 /// This suite's entry in [`super::SUITES`].
 pub const SUITE: SuiteInfo = SuiteInfo {
@@ -956,7 +956,7 @@ fn measure_overlap(gpu: &Gpu, opts: &TransferOptions) -> BenchResult<OverlapRepo
     let mut output = gpu.alloc_pinned::<u32>(n)?;
     let mut d_in = gpu.alloc_zeroed::<u32>(n)?;
     let mut d_out = gpu.alloc_zeroed::<u32>(n)?;
-    let streams: Vec<TransferStream> = (0..nstreams).map(|_| gpu.create_stream()).collect::<Result<_, _>>()?;
+    let streams: Vec<Stream> = (0..nstreams).map(|_| gpu.new_stream()).collect::<Result<_, _>>()?;
 
     // Calibration on chunk 0: the copy time, and the kernel time per step.
     let m = chunk_range(n, chunks, 0).end;

@@ -43,7 +43,7 @@
 //! tile fits (see [`plan_conv2d`]). The separable passes read their 1D
 //! masks from global memory (they are tiny and stay in the L1 cache).
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 pub use coalesce_kernels::conv::conv2d::{
     FAST_X, FAST_Y, STRIP_H, fast_in_registers, fast_row_stride, fast_shared_elems, strip_shared_elems,
@@ -466,7 +466,7 @@ pub struct Conv2d<T: ConvElem> {
     left_y: usize,
     op: ConvOp,
     mode: Boundary,
-    mask: DeviceBuffer<T>,
+    mask: Arc<DeviceBuffer<T>>,
 }
 
 impl<T: ConvElem> Conv2d<T> {
@@ -477,7 +477,13 @@ impl<T: ConvElem> Conv2d<T> {
         check_mask_dims(mask.len(), mw, mh)?;
         let (taps, left_x, left_y) = correlation_taps_2d(op, mask, mw, mh);
         let dev = gpu.upload(&taps)?;
-        Ok(Conv2d { gpu: gpu.clone(), taps, mw, mh, left_x, left_y, op, mode, mask: dev })
+        Ok(Conv2d { gpu: gpu.clone(), taps, mw, mh, left_x, left_y, op, mode, mask: Arc::new(dev) })
+    }
+
+    /// This convolution on `stream` (same mask, shared): its runs are
+    /// queued there. `stream` must belong to this convolution's device.
+    pub fn on(&self, stream: &crate::Stream) -> Result<Self> {
+        Ok(Conv2d { gpu: self.gpu.on(stream)?, taps: self.taps.clone(), mask: self.mask.clone(), ..*self })
     }
 
     /// Mask size `(mw, mh)`.
@@ -606,8 +612,8 @@ pub struct Separable<T: ConvElem> {
     left_y: usize,
     op: ConvOp,
     mode: Boundary,
-    mask_x: DeviceBuffer<T>,
-    mask_y: DeviceBuffer<T>,
+    mask_x: Arc<DeviceBuffer<T>>,
+    mask_y: Arc<DeviceBuffer<T>>,
     scratch: Mutex<Option<DeviceBuffer<T>>>,
 }
 
@@ -627,8 +633,8 @@ impl<T: ConvElem> Separable<T> {
         let (taps_y, left_y) = op.correlation_taps(mask_y);
         Ok(Separable {
             gpu: gpu.clone(),
-            mask_x: gpu.upload(&taps_x)?,
-            mask_y: gpu.upload(&taps_y)?,
+            mask_x: Arc::new(gpu.upload(&taps_x)?),
+            mask_y: Arc::new(gpu.upload(&taps_y)?),
             taps_x,
             taps_y,
             left_x,
@@ -644,6 +650,21 @@ impl<T: ConvElem> Separable<T> {
     /// ([`gaussian`]).
     pub fn gaussian(gpu: &Gpu, sigma_x: f64, sigma_y: f64, mode: Boundary) -> Result<Self> {
         Separable::new(gpu, &gaussian::<T>(sigma_x)?, &gaussian::<T>(sigma_y)?, ConvOp::Correlate, mode)
+    }
+
+    /// This separable convolution on `stream` (same masks, shared; its own
+    /// intermediate buffer): its runs are queued there. `stream` must
+    /// belong to this convolution's device.
+    pub fn on(&self, stream: &crate::Stream) -> Result<Self> {
+        Ok(Separable {
+            gpu: self.gpu.on(stream)?,
+            taps_x: self.taps_x.clone(),
+            taps_y: self.taps_y.clone(),
+            mask_x: self.mask_x.clone(),
+            mask_y: self.mask_y.clone(),
+            scratch: Mutex::new(None),
+            ..*self
+        })
     }
 
     /// The correlation taps along x and y.

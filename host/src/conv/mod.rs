@@ -39,6 +39,8 @@
 //! [`Conv1dVariant::Const`] then runs the basic kernel). The plan returned
 //! by [`Conv1d::run`] says what ran.
 
+use std::sync::Arc;
+
 use bytemuck::Pod;
 use cust::memory::DeviceCopy;
 
@@ -320,7 +322,7 @@ pub struct Conv1d<T: ConvElem> {
     left: usize,
     op: ConvOp,
     mode: Boundary,
-    mask: DeviceBuffer<T>,
+    mask: Arc<DeviceBuffer<T>>,
 }
 
 impl<T: ConvElem> Conv1d<T> {
@@ -338,7 +340,13 @@ impl<T: ConvElem> Conv1d<T> {
         }
         let (taps, left) = op.correlation_taps(mask);
         let dev = gpu.upload(&taps)?;
-        Ok(Conv1d { gpu: gpu.clone(), taps, left, op, mode, mask: dev })
+        Ok(Conv1d { gpu: gpu.clone(), taps, left, op, mode, mask: Arc::new(dev) })
+    }
+
+    /// This convolution on `stream` (same mask, shared): its runs are
+    /// queued there. `stream` must belong to this convolution's device.
+    pub fn on(&self, stream: &crate::Stream) -> Result<Self> {
+        Ok(Conv1d { gpu: self.gpu.on(stream)?, taps: self.taps.clone(), mask: self.mask.clone(), ..*self })
     }
 
     /// Mask width.

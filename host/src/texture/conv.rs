@@ -254,9 +254,7 @@ impl TexConv2d {
         const OP: &str = "tex_conv2d";
         let gpu = self.conv.gpu();
         out.check_gpu(gpu, OP)?;
-        if tex.gpu().raw_context() != gpu.raw_context() {
-            return Err(Error::ForeignBuffer { op: OP });
-        }
+        tex.check_gpu(gpu, OP)?;
         tex.require_channels(OP, 1)?;
         if *tex.desc() != self.desc {
             let problem = TextureProblem::Unsuitable {
