@@ -90,7 +90,8 @@ enum BenchCommand {
     /// Texture memory: 2D convolution through the texture unit vs the
     /// shared-memory tiled kernels, and bilinear resizing.
     Texture(TextureArgs),
-    /// Sharing the GPU: the cost of alternating convolution masks.
+    /// Sharing the GPU: the cost of alternating convolution masks, and two
+    /// threads on two streams against one after the other.
     Concurrency(ConcurrencyArgs),
 }
 
@@ -102,6 +103,9 @@ struct ConcurrencyArgs {
     /// Samples per 1D input; 2D images are the largest square not above it [default: 4096].
     #[arg(long)]
     n: Option<usize>,
+    /// Samples per job of the two-stream part [default: 2^24, 2^20 with --quick].
+    #[arg(long, value_parser = parse_elems)]
+    overlap_n: Option<u64>,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -663,6 +667,8 @@ fn main() -> ExitCode {
             let opts = concurrency::ConcurrencyOptions {
                 runs: args.runs.unwrap_or(base.runs),
                 n: args.n.unwrap_or(base.n),
+                overlap_n: elems_arg(args.overlap_n, base.overlap_n)?,
+                reps: args.common.reps.unwrap_or(base.reps),
                 out_dir: args.common.out.clone(),
             };
             concurrency::run(gpu, &opts).map(|_| ())

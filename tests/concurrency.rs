@@ -182,3 +182,140 @@ fn separate_gpus_on_one_device_run_their_own_masks() {
         on_threads(seed, || Gpu::new().unwrap(), |t, gpu, rng| conv1d_rounds(t, gpu, rng) + conv2d_rounds(t, gpu, rng));
     assert_none_wrong("separate Gpus", seed, &wrong);
 }
+
+/// A handle of `gpu` on a new stream of its own.
+fn own_stream(gpu: &Gpu) -> Gpu {
+    gpu.on(&gpu.new_stream().unwrap()).unwrap()
+}
+
+#[test]
+fn threads_on_streams_of_their_own_run_their_own_masks_and_tables() {
+    let gpu = gpu_or_skip!();
+    let (_, seed) = common::rng();
+    let wrong = on_threads(
+        seed,
+        || own_stream(&gpu),
+        |t, g, rng| conv1d_rounds(t, g, rng) + conv2d_rounds(t, g, rng) + constant_rounds(t, g, rng),
+    );
+    assert_none_wrong("streams of one Gpu", seed, &wrong);
+}
+
+/// A buffer written by slow work on one stream and read right away on
+/// another, with no event from the caller: the library orders the read
+/// after the write (and the host read after both).
+#[test]
+fn a_buffer_written_on_one_stream_is_read_after_the_write_on_another() {
+    let gpu = gpu_or_skip!();
+    let (mut rng, seed) = common::rng();
+    let n = common::big(1 << 22, 1 << 14);
+    let (writer, reader) = (own_stream(&gpu), own_stream(&gpu));
+    // A wide mask from global memory: the first stage takes milliseconds.
+    let wide = random_f32(&mut rng, 513);
+    let narrow = random_f32(&mut rng, 5);
+    let slow = Conv1d::new(&writer, &wide, ConvOp::Correlate, Boundary::Zero).unwrap();
+    let fast = Conv1d::new(&reader, &narrow, ConvOp::Correlate, Boundary::Zero).unwrap();
+    for round in 0..3 {
+        let input = random_f32(&mut rng, n);
+        let d_in = gpu.upload(&input).unwrap();
+        let mut mid = gpu.alloc_zeroed::<f32>(n).unwrap();
+        let mut out = gpu.alloc_zeroed::<f32>(n).unwrap();
+        mid.fill_bytes(common::POISON).unwrap();
+        out.fill_bytes(common::POISON).unwrap();
+        slow.run(Conv1dVariant::Basic, &d_in.as_view(), &mut mid.as_view_mut()).unwrap();
+        fast.run(Conv1dVariant::Fast, &mid.as_view(), &mut out.as_view_mut()).unwrap();
+        // Read back on the third stream (the buffers' own).
+        let got_mid = mid.to_vec().unwrap();
+        let got = out.to_vec().unwrap();
+        let want_mid = correlate1d_checked(&input, slow.taps(), slow.left(), Boundary::Zero).unwrap();
+        if let Err((m, count)) = compare(&got_mid, &want_mid) {
+            panic!("round {round} (seed {seed}): first stage: {count} wrong; first {m}");
+        }
+        // The second stage from the GPU's own first-stage values.
+        let want = correlate1d_checked(&got_mid, fast.taps(), fast.left(), Boundary::Zero).unwrap();
+        if let Err((m, count)) = compare(&got, &want) {
+            panic!("round {round} (seed {seed}): second stage ran before the first: {count} wrong; first {m}");
+        }
+    }
+}
+
+/// Events recorded on one stream and waited for on another, and the
+/// host-side event calls.
+#[test]
+fn events_order_work_across_streams() {
+    let gpu = gpu_or_skip!();
+    let (mut rng, seed) = common::rng();
+    let n = common::big(1 << 20, 1 << 12);
+    let (s1, s2) = (gpu.new_stream().unwrap(), gpu.new_stream().unwrap());
+    let (g1, g2) = (gpu.on(&s1).unwrap(), gpu.on(&s2).unwrap());
+    let input = random_f32(&mut rng, n);
+    let taps = random_f32(&mut rng, 9);
+    let a = Conv1d::new(&g1, &taps, ConvOp::Correlate, Boundary::Zero).unwrap();
+    let b = a.on(&s2).unwrap();
+    let d_in = g1.upload(&input).unwrap();
+    let mut mid = g1.alloc_zeroed::<f32>(n).unwrap();
+    let mut out = g2.alloc_zeroed::<f32>(n).unwrap();
+    a.run(Conv1dVariant::Tiled, &d_in.as_view(), &mut mid.as_view_mut()).unwrap();
+    let done = s1.record().unwrap();
+    s2.wait(&done).unwrap();
+    b.run(Conv1dVariant::Fast, &mid.as_view(), &mut out.as_view_mut()).unwrap();
+    let end = g2.record_event().unwrap();
+    end.synchronize().unwrap();
+    assert!(end.is_complete().unwrap() && done.is_complete().unwrap());
+    assert!(end.ms_since(&done).unwrap() >= 0.0);
+    let got = out.to_vec().unwrap();
+    let got_once = mid.to_vec().unwrap();
+    let want_once = correlate1d_checked(&input, &taps, taps.len() / 2, Boundary::Zero).unwrap();
+    compare(&got_once, &want_once).unwrap_or_else(|(m, c)| panic!("seed {seed}: first pass {c} wrong; {m}"));
+    // The second pass read the GPU's first-pass values, which may differ
+    // from the f64 reference's rounding by its bound: compare against the
+    // GPU's own intermediate.
+    let want_gpu = correlate1d_checked(&got_once, &taps, taps.len() / 2, Boundary::Zero).unwrap();
+    compare(&got, &want_gpu).unwrap_or_else(|(m, c)| panic!("seed {seed}: second pass {c} wrong; {m}"));
+    // A stream of another handle's device is refused where devices differ;
+    // here it is the same device, so binding works both ways.
+    assert!(g2.on(&s1).is_ok() && s1.same(&g1.stream()) && !s1.same(&s2));
+    s2.wait_for(&s1).unwrap();
+    s2.synchronize().unwrap();
+}
+
+/// One convolution shared by threads, each running it on a stream of its
+/// own (`Conv1d::on`), and separable filters with their own intermediate
+/// buffer per stream.
+#[test]
+fn one_convolution_runs_on_many_streams_at_once() {
+    let gpu = gpu_or_skip!();
+    let (mut rng, seed) = common::rng();
+    let taps = random_f32(&mut rng, 31);
+    let shared = Conv1d::new(&gpu, &taps, ConvOp::Convolve, Boundary::Wrap).unwrap();
+    let blur = coalesce::conv::Separable::<f32>::gaussian(&gpu, 1.5, 2.5, Boundary::Mirror).unwrap();
+    let wrong = on_threads(
+        seed,
+        || own_stream(&gpu),
+        |t, g, rng| {
+            let conv = shared.on(&g.stream()).unwrap();
+            let sep = blur.on(&g.stream()).unwrap();
+            let n = 40_000 + 17 * t;
+            let input = random_f32(rng, n);
+            let d_in = g.upload(&input).unwrap();
+            let mut d_out = g.alloc_zeroed::<f32>(n).unwrap();
+            let want = correlate1d_checked(&input, conv.taps(), conv.left(), Boundary::Wrap).unwrap();
+            let (w, h) = (200, n / 200);
+            let img = coalesce::conv::reference2d::Image::dense(&input[..w * h], w, h);
+            let (tx, ty) = sep.taps();
+            let want_sep =
+                coalesce::conv::reference2d::separable_checked(img, tx, ty, ConvOp::Correlate, Boundary::Mirror)
+                    .unwrap();
+            let mut wrong = 0;
+            for _ in 0..rounds() / 4 {
+                d_out.fill_bytes(common::POISON).unwrap();
+                conv.run(Conv1dVariant::Auto, &d_in.as_view(), &mut d_out.as_view_mut()).unwrap();
+                wrong += usize::from(compare(&d_out.to_vec().unwrap(), &want).is_err());
+                d_out.fill_bytes(common::POISON).unwrap();
+                sep.run(&d_in.view(0..w * h).unwrap(), &mut d_out.view_mut(0..w * h).unwrap(), w, h, w).unwrap();
+                wrong += usize::from(compare(&d_out.to_vec().unwrap()[..w * h], &want_sep).is_err());
+            }
+            wrong
+        },
+    );
+    assert_none_wrong("one convolution on many streams", seed, &wrong);
+}

@@ -7,19 +7,21 @@
 //! *sticky* error: the context is unusable, every later driver call fails.
 //! The first such error any call observes is recorded here, for the
 //! context that was current ([`record_fault`]); from then on every
-//! operation on a `Gpu` of that context returns [`Error::Faulted`] naming
-//! it, before touching the driver, so nothing hangs and nothing returns a
-//! stale result.
+//! operation on a `Gpu` of that device, and every new `Gpu` of it, returns
+//! [`Error::Faulted`] naming that first fault, before touching the driver,
+//! so nothing hangs and nothing returns a stale result.
 //!
-//! **Recovery.** A `Gpu` made after a fault starts a new *generation* of
-//! the device's context: [`retain`] resets the primary context
-//! (`cuDevicePrimaryCtxReset`), which frees everything the old generation
-//! held. The old generation's objects stay faulted, and their drops free
-//! nothing (the reset did): [`Ctx::alive`] tells them, under a lock the
-//! reset takes exclusively, so no free races the reset.
+//! **No recovery inside the process.** CUDA documents that after such an
+//! error "the process must be terminated and relaunched", and the driver
+//! enforces it: measured on an H100 with driver 580.159, after an illegal
+//! address `cuDevicePrimaryCtxRetain` and `cuCtxCreate` both fail with
+//! `CUDA_ERROR_ILLEGAL_ADDRESS`, also after `cuDevicePrimaryCtxReset` and
+//! after every reference to the primary context was released. A program
+//! that must survive faulting kernels runs its GPU work in a child process
+//! and starts a new one.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard};
+use std::sync::{Arc, Mutex};
 
 use cust::sys::{CUcontext, CUdevice};
 
@@ -48,17 +50,13 @@ impl std::fmt::Display for Fault {
     }
 }
 
-/// One generation of a device's primary context.
+/// A device's primary context in this process.
 pub(crate) struct DeviceState {
     ordinal: u32,
     dev: CUdevice,
-    generation: u64,
     raw: Mutex<CUcontext>,
     faulted: AtomicBool,
     fault: Mutex<Option<Fault>>,
-    /// True once the context was reset after this generation: its handles
-    /// and allocations no longer exist. Frees hold the read side.
-    gone: RwLock<bool>,
 }
 
 // SAFETY: the raw context is an identity and an argument to thread-safe
@@ -68,15 +66,21 @@ unsafe impl Send for DeviceState {}
 unsafe impl Sync for DeviceState {}
 
 impl DeviceState {
-    fn new(ordinal: u32, dev: CUdevice, generation: u64) -> DeviceState {
+    fn new(ordinal: u32, dev: CUdevice) -> DeviceState {
         DeviceState {
             ordinal,
             dev,
-            generation,
             raw: Mutex::new(std::ptr::null_mut()),
             faulted: AtomicBool::new(false),
             fault: Mutex::new(None),
-            gone: RwLock::new(false),
+        }
+    }
+
+    /// [`Error::Faulted`] when the device has faulted.
+    fn check(&self) -> Result<()> {
+        match self.faulted.load(Ordering::Acquire).then(|| self.fault()).flatten() {
+            Some(fault) => Err(Error::Faulted { fault: Box::new(fault) }),
+            None => Ok(()),
         }
     }
 
@@ -85,7 +89,7 @@ impl DeviceState {
     }
 }
 
-/// The current generation of each device's context in this process.
+/// Each device's context in this process.
 static DEVICES: Mutex<Vec<Arc<DeviceState>>> = Mutex::new(Vec::new());
 
 /// Records `e`, a sticky error observed while `raw` was current, as that
@@ -111,8 +115,7 @@ pub(crate) fn record_fault(raw: CUcontext, e: &DriverError, kernel: Option<&'sta
     }
 }
 
-/// A retained reference to one generation of a device's primary context.
-/// Released on drop (the driver allows that after a reset too).
+/// A retained reference to a device's primary context, released on drop.
 pub(crate) struct Ctx {
     raw: CUcontext,
     state: Arc<DeviceState>,
@@ -132,16 +135,8 @@ impl Ctx {
     /// Makes the context current on this thread, unless it has faulted:
     /// then [`Error::Faulted`] naming the first fault.
     pub(crate) fn bind(&self) -> Result<()> {
-        self.check()?;
+        self.state.check()?;
         Ok(driver::set_current(self.raw)?)
-    }
-
-    /// [`Error::Faulted`] when the context has faulted.
-    pub(crate) fn check(&self) -> Result<()> {
-        match self.state.faulted.load(Ordering::Acquire).then(|| self.state.fault()).flatten() {
-            Some(fault) => Err(Error::Faulted { fault: Box::new(fault), generation: self.state.generation }),
-            None => Ok(()),
-        }
     }
 
     /// The first fault, if any.
@@ -149,16 +144,11 @@ impl Ctx {
         self.state.fault()
     }
 
-    /// While the guard lives, this generation's handles exist (no reset
-    /// can run): `Some` for a drop to free through, with the context
-    /// current; `None` after a reset (the drop frees nothing).
-    pub(crate) fn alive(&self) -> Option<RwLockReadGuard<'_, bool>> {
-        let guard = self.state.gone.read().unwrap_or_else(|p| p.into_inner());
-        if *guard {
-            return None;
-        }
-        driver::set_current(self.raw).ok()?;
-        Some(guard)
+    /// Makes the context current for a drop that frees through it: `true`
+    /// when that worked (after a fault the frees fail harmlessly, and
+    /// their errors are ignored).
+    pub(crate) fn enter(&self) -> bool {
+        driver::set_current(self.raw).is_ok()
     }
 }
 
@@ -168,57 +158,26 @@ impl Drop for Ctx {
     }
 }
 
-/// Serializes [`retain`]: one reset of a device at a time. (The registry
-/// lock itself is never held across a driver call: a sticky error in such
-/// a call records its fault through the registry.)
-static RETAIN: Mutex<()> = Mutex::new(());
-
 /// A reference to device `ordinal`'s primary context, made current on this
-/// thread. If the context's current generation has faulted, it is reset
-/// first and a new generation starts (see the module documentation).
+/// thread; [`Error::Faulted`] once the device has faulted in this process.
 pub(crate) fn retain(ordinal: u32, dev: CUdevice) -> Result<Arc<Ctx>> {
-    let _one = RETAIN.lock().unwrap_or_else(|p| p.into_inner());
-    let current = {
+    let state = {
         let mut devices = DEVICES.lock().unwrap_or_else(|p| p.into_inner());
         match devices.iter().find(|s| s.ordinal == ordinal) {
             Some(s) => s.clone(),
             None => {
-                let fresh = Arc::new(DeviceState::new(ordinal, dev, 0));
+                let fresh = Arc::new(DeviceState::new(ordinal, dev));
                 devices.push(fresh.clone());
                 fresh
             }
         }
     };
-    let state = if current.faulted.load(Ordering::Acquire) {
-        {
-            let mut gone = current.gone.write().unwrap_or_else(|p| p.into_inner());
-            *gone = true;
-            // SAFETY: every object of the old generation checks `gone`
-            // (under the read lock this write lock excludes) before it
-            // frees, and fails with its fault before any other use.
-            unsafe { driver::primary_ctx_reset(dev)? };
-        }
-        let fresh = Arc::new(DeviceState::new(ordinal, dev, current.generation + 1));
-        let mut devices = DEVICES.lock().unwrap_or_else(|p| p.into_inner());
-        devices.retain(|s| s.ordinal != ordinal);
-        devices.push(fresh.clone());
-        fresh
-    } else {
-        current
-    };
+    state.check()?;
+    // The registry lock is not held here: a sticky error from these calls
+    // records its fault through it.
     let raw = driver::primary_ctx_retain(dev)?;
     *state.raw.lock().unwrap_or_else(|p| p.into_inner()) = raw;
     let ctx = Ctx { raw, state };
     driver::set_current(raw)?;
     Ok(Arc::new(ctx))
-}
-
-/// True when device `ordinal`'s current generation has faulted (a `Gpu`
-/// made now would reset it first).
-pub(crate) fn faulted(ordinal: u32) -> bool {
-    DEVICES
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .iter()
-        .any(|s| s.ordinal == ordinal && s.faulted.load(Ordering::Acquire))
 }

@@ -80,7 +80,6 @@ unsafe extern "C" {
     fn cuCtxSetCurrent(ctx: CUcontext) -> CuResult;
     fn cuDevicePrimaryCtxRetain(ctx: *mut CUcontext, dev: CUdevice) -> CuResult;
     fn cuDevicePrimaryCtxRelease_v2(dev: CUdevice) -> CuResult;
-    fn cuDevicePrimaryCtxReset_v2(dev: CUdevice) -> CuResult;
 }
 
 /// `CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`
@@ -153,17 +152,6 @@ pub(crate) fn primary_ctx_retain(dev: CUdevice) -> Result<CUcontext, DriverError
 pub(crate) fn primary_ctx_release(dev: CUdevice) -> Result<(), DriverError> {
     // SAFETY: balanced with a retain by the caller.
     check("cuDevicePrimaryCtxRelease", unsafe { cuDevicePrimaryCtxRelease_v2(dev) })
-}
-
-/// Destroys every allocation and all state of device `dev`'s primary
-/// context in this process (its references stay retained).
-///
-/// # Safety
-/// Nothing may use a handle, pointer, stream or event of that context
-/// afterwards.
-pub(crate) unsafe fn primary_ctx_reset(dev: CUdevice) -> Result<(), DriverError> {
-    // SAFETY: forwarded to the caller's contract.
-    check("cuDevicePrimaryCtxReset", unsafe { cuDevicePrimaryCtxReset_v2(dev) })
 }
 
 /// `CU_STREAM_NON_BLOCKING`: does not synchronize with the legacy default

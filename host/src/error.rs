@@ -47,19 +47,17 @@ pub enum Error {
 
     /// The device's context faulted earlier (a sticky error such as an
     /// illegal address in a kernel) and is unusable: every operation on a
-    /// [`Gpu`](crate::Gpu) of that context, and its clones, returns this
-    /// error naming the first fault. A `Gpu` made afterwards resets the
-    /// context and works (see [`crate::context`]).
+    /// [`Gpu`](crate::Gpu) of that device, its clones, and every `Gpu` made
+    /// afterwards in this process return this error naming the first
+    /// fault. CUDA allows no further work on the device in this process
+    /// (see [`crate::context`]).
     #[error(
-        "the GPU context is unusable after an earlier fault ({fault}); make a new Gpu to reset it \
-         (context generation {generation})"
+        "the GPU context is unusable after an earlier fault ({fault}); CUDA allows no further work on this device \
+         in this process: restart it"
     )]
     Faulted {
         /// The first fault.
         fault: Box<crate::context::Fault>,
-        /// Which generation of the device's context faulted (0 for the
-        /// first; each reset starts the next).
-        generation: u64,
     },
 
     /// None of the embedded PTX targets can run on this device.

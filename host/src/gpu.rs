@@ -36,9 +36,9 @@ pub const SYNC_LAUNCHES_ENV: &str = "COALESCE_SYNC_LAUNCHES";
 /// operation makes the context current on the calling thread first, so a
 /// `Gpu` can move between threads.
 ///
-/// After a kernel faults (a sticky error), every operation on this handle
-/// and its clones returns [`Error::Faulted`]; a `Gpu` made afterwards
-/// resets the device's context and works (see [`crate::context`]).
+/// After a kernel faults (a sticky error), every operation on this handle,
+/// its clones and every other `Gpu` of the device returns
+/// [`Error::Faulted`] naming the first fault (see [`crate::context`]).
 ///
 /// ```no_run
 /// use coalesce_host::{CopyVariant, Gpu};
@@ -74,21 +74,16 @@ impl Gpu {
     }
 
     /// Device `ordinal`. Fails with [`Error::NoDevice`] when there is no
-    /// driver, no GPU or no such device, so callers can skip cleanly. If
-    /// the device's context faulted earlier, it is reset first (every older
-    /// `Gpu` of the device stays faulted).
+    /// driver, no GPU or no such device, so callers can skip cleanly, and
+    /// with [`Error::Faulted`] when a kernel faulted on the device earlier
+    /// in this process.
     pub fn with_device(ordinal: u32) -> Result<Gpu> {
         if let Err(e) = cust::init(cust::CudaFlags::empty()) {
             return Err(no_device_or(driver::from_cust("cuInit", e)));
         }
         let device = Device::get_device(ordinal).map_err(|e| no_device_or(driver::from_cust("cuDeviceGet", e)))?;
         let info = DeviceInfo::query(ordinal, device)?;
-        match Gpu::open(ordinal, device, &info) {
-            // A fault nobody had observed surfaced while opening: the retry
-            // resets the context.
-            Err(e) if e.is_fault() && context::faulted(ordinal) => Gpu::open(ordinal, device, &info),
-            r => r,
-        }
+        Gpu::open(ordinal, device, &info)
     }
 
     fn open(ordinal: u32, device: Device, info: &DeviceInfo) -> Result<Gpu> {
@@ -147,8 +142,7 @@ impl Gpu {
         Ok(driver::stream_wait_event(self.stream.raw(), event.raw())?)
     }
 
-    /// The first fault of this device's context (in this handle's
-    /// generation), if one happened.
+    /// The first fault of this device's context, if one happened.
     pub fn fault(&self) -> Option<Fault> {
         self.inner.ctx.fault()
     }

@@ -186,15 +186,13 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
 impl<T: DeviceCopy> Drop for DeviceBuffer<T> {
     fn drop(&mut self) {
         let buf = self.buf.take();
-        match self.gpu.ctx().alive() {
-            // cuMemFree needs the context current (alive() made it so),
-            // and no stream may still use the memory.
-            Some(_alive) => {
-                self.track.quiesce();
-                drop(buf);
-            }
-            // The context was reset: the allocation is gone already.
-            None => std::mem::forget(buf),
+        // cuMemFree needs the context current, and no stream may still use
+        // the memory. (After a fault both calls fail harmlessly.)
+        if self.gpu.ctx().enter() {
+            self.track.quiesce();
+            drop(buf);
+        } else {
+            std::mem::forget(buf);
         }
     }
 }

@@ -46,10 +46,9 @@ struct Symbol {
     track: Tracker,
 }
 
-/// One loaded module, unloaded on drop unless its context was reset (then
-/// the reset freed it).
+/// One loaded module, unloaded on drop (in its context).
 pub(crate) struct ModuleState {
-    handle: Option<driver::ModuleHandle>,
+    handle: driver::ModuleHandle,
     ctx: Arc<Ctx>,
     kernels: Mutex<HashMap<&'static str, KernelInfo>>,
     occupancy: Mutex<HashMap<(&'static str, u32, usize), u32>>,
@@ -59,11 +58,8 @@ pub(crate) struct ModuleState {
 
 impl Drop for ModuleState {
     fn drop(&mut self) {
-        let handle = self.handle.take();
-        match self.ctx.alive() {
-            Some(_alive) => drop(handle),
-            None => std::mem::forget(handle),
-        }
+        // The handle, dropped after this, unloads in the current context.
+        self.ctx.enter();
     }
 }
 
@@ -83,7 +79,7 @@ impl ModuleState {
         let handle = driver::load_module(&c).map_err(|(source, log)| on_error(source, log))?;
         let symbol = |bytes| Symbol { bytes, tag: Mutex::new(None), track: Tracker::default() };
         Ok(ModuleState {
-            handle: Some(handle),
+            handle,
             ctx: ctx.clone(),
             kernels: Mutex::new(HashMap::new()),
             occupancy: Mutex::new(HashMap::new()),
@@ -93,7 +89,7 @@ impl ModuleState {
     }
 
     fn handle(&self) -> &driver::ModuleHandle {
-        self.handle.as_ref().expect("the handle is taken only by drop")
+        &self.handle
     }
 
     /// Byte sizes of kernel `name`'s parameters, in order (from the PTX).

@@ -616,13 +616,12 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
 
 impl<T: DeviceCopy> Drop for PitchedBuffer<T> {
     fn drop(&mut self) {
-        // cuMemFree needs the context current (alive() makes it so) and no
-        // stream still using the memory; after a reset there is nothing to
-        // free.
-        if let Some(_alive) = self.gpu.ctx().alive() {
+        // cuMemFree needs the context current and no stream still using
+        // the memory (after a fault both calls fail harmlessly).
+        if self.gpu.ctx().enter() {
             self.track.quiesce();
-            // SAFETY: the address came from cuMemAllocPitch in this
-            // generation of the context and is freed once.
+            // SAFETY: the address came from cuMemAllocPitch in this context
+            // and is freed once.
             let _ = unsafe { driver::mem_free(self.ptr) };
         }
     }

@@ -80,10 +80,9 @@ impl StreamInner {
 
 impl Drop for StreamInner {
     fn drop(&mut self) {
-        if let Some(_alive) = self.ctx.alive() {
-            // SAFETY: created by stream_create in this generation of the
-            // context, destroyed once; the driver lets its queued work
-            // finish.
+        if self.ctx.enter() {
+            // SAFETY: created by stream_create in this context, destroyed
+            // once; the driver lets its queued work finish.
             let _ = unsafe { driver::stream_destroy(self.raw) };
         }
     }
@@ -219,9 +218,8 @@ impl Event {
 
 impl Drop for Event {
     fn drop(&mut self) {
-        if let Some(_alive) = self.ctx.alive() {
-            // SAFETY: created in this generation of the context, destroyed
-            // once.
+        if self.ctx.enter() {
+            // SAFETY: created in this context, destroyed once.
             let _ = unsafe { driver::event_destroy(self.raw) };
         }
     }
@@ -260,8 +258,9 @@ struct Use {
 /// entry per stream (coarser, so it orders more, never less).
 const MAX_USES: usize = 64;
 
+/// True when the two byte ranges share a byte.
 fn overlaps(a: &std::ops::Range<u64>, b: &std::ops::Range<u64>) -> bool {
-    a.start < b.end && b.start < a.end
+    !a.is_empty() && !b.is_empty() && a.start < b.end && b.start < a.end
 }
 
 impl Tracker {

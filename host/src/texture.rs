@@ -708,13 +708,12 @@ impl<T: Texel> CudaArray<T> {
 
 impl<T: Texel> Drop for CudaArray<T> {
     fn drop(&mut self) {
-        // After a reset of the context the reset destroyed it.
-        if let Some(_alive) = self.gpu.ctx().alive() {
+        if self.gpu.ctx().enter() {
             // Work queued before the drop, on any stream, may still read
             // the array.
             self.track.quiesce();
-            // SAFETY: created by cuArrayCreate in this generation of the
-            // context, destroyed once; no texture outlives it (they borrow
+            // SAFETY: created by cuArrayCreate in this context, destroyed
+            // once; no texture outlives it (they borrow
             // it) and no stream uses it any more.
             let _ = unsafe { driver::array_destroy(self.handle) };
         }
@@ -998,12 +997,12 @@ impl<'a> Texture2d<'a> {
 
 impl Drop for Texture2d<'_> {
     fn drop(&mut self) {
-        if let Some(_alive) = self.gpu.ctx().alive() {
+        if self.gpu.ctx().enter() {
             // Kernels queued before the drop, on any stream, may still
             // read through it.
             self.uses.quiesce();
-            // SAFETY: created by cuTexObjectCreate in this generation of
-            // the context, destroyed once, no stream using it.
+            // SAFETY: created by cuTexObjectCreate in this context,
+            // destroyed once, no stream using it.
             let _ = unsafe { driver::tex_object_destroy(self.handle) };
         }
     }

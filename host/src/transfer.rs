@@ -248,8 +248,7 @@ impl<T: Pod> Drop for PinnedBuffer<T> {
         if !self.allocated {
             return;
         }
-        // After a reset of the context the reset freed it.
-        if let Some(_alive) = self.gpu.ctx().alive() {
+        if self.gpu.ctx().enter() {
             // SAFETY: allocated by `mem_host_alloc`, freed once, here; no
             // borrow of it outlives `self`, and every operation of this
             // module that queues device work on it waits for that work

@@ -20,7 +20,7 @@ use super::{BenchError, BenchResult, SuiteInfo};
 use crate::conv::reference::{compare, correlate1d_checked};
 use crate::conv::reference2d::{Image, correlate2d_checked};
 use crate::conv::{Boundary, Conv1d, Conv1dVariant, Conv2d, Conv2dVariant, ConvOp};
-use crate::{DeviceBuffer, Gpu};
+use crate::{DeviceBuffer, Gpu, PinnedBuffer};
 
 /// This suite's entry in [`super::SUITES`].
 pub const SUITE: SuiteInfo =
@@ -34,21 +34,70 @@ pub struct ConcurrencyOptions {
     /// Samples of a 1D input (2D: the side of a square image is its
     /// square root); default 4096.
     pub n: usize,
+    /// Samples per job of the two-stream part; default 2^24.
+    pub overlap_n: usize,
+    /// Repetitions of each two-stream measurement; default 11.
+    pub reps: usize,
     /// Where `concurrency.json` goes.
     pub out_dir: PathBuf,
 }
 
 impl Default for ConcurrencyOptions {
     fn default() -> Self {
-        ConcurrencyOptions { runs: 10_000, n: 4096, out_dir: PathBuf::from("bench-out") }
+        ConcurrencyOptions { runs: 10_000, n: 4096, overlap_n: 1 << 24, reps: 11, out_dir: PathBuf::from("bench-out") }
     }
 }
 
 impl ConcurrencyOptions {
-    /// A smoke run: 500 runs.
+    /// A smoke run: 500 runs, 2^20-sample jobs, 3 repetitions.
     pub fn quick() -> Self {
-        ConcurrencyOptions { runs: 500, ..ConcurrencyOptions::default() }
+        ConcurrencyOptions { runs: 500, overlap_n: 1 << 20, reps: 3, ..ConcurrencyOptions::default() }
     }
+}
+
+/// The goal of the two-stream part: both jobs at once in at most this
+/// fraction of their time one after the other.
+pub const GOAL_OVERLAP: f64 = 0.6;
+
+/// One form of the two-stream job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Workload {
+    /// The convolution alone, input and output on the device.
+    Device,
+    /// Page-locked host input, asynchronous copy in, convolution,
+    /// asynchronous copy out.
+    Pinned,
+    /// `Vec` input and output, the driver staging the copies.
+    Pageable,
+}
+
+impl Workload {
+    /// All three, in the table's order.
+    pub const ALL: [Workload; 3] = [Workload::Device, Workload::Pinned, Workload::Pageable];
+
+    /// Short name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Workload::Device => "device",
+            Workload::Pinned => "pinned round trip",
+            Workload::Pageable => "pageable round trip",
+        }
+    }
+}
+
+/// One two-stream measurement.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct OverlapResult {
+    /// The job's form.
+    pub workload: Workload,
+    /// Samples per job.
+    pub n: usize,
+    /// Both jobs one after the other on one thread, median ms.
+    pub sequential_ms: f64,
+    /// Both jobs at once on two threads and two streams, median ms.
+    pub concurrent_ms: f64,
+    /// `concurrent_ms / sequential_ms`.
+    pub ratio: f64,
 }
 
 /// One alternation case.
@@ -77,6 +126,8 @@ pub struct ConcurrencyReport {
     pub n: usize,
     /// Mask alternation, per case.
     pub alternation: Vec<AlternationResult>,
+    /// Two threads on two streams, per job form.
+    pub overlap: Vec<OverlapResult>,
 }
 
 impl ConcurrencyReport {
@@ -95,6 +146,41 @@ impl ConcurrencyReport {
         }
         t.align(0, Align::Left).align(1, Align::Left);
         t
+    }
+
+    /// The two-stream table.
+    pub fn overlap_table(&self) -> Table {
+        let mut t = Table::new(["job", "samples", "one after the other ms", "two threads ms", "ratio"]);
+        for r in &self.overlap {
+            t.row([
+                r.workload.name().to_string(),
+                format!("2^{}", r.n.trailing_zeros()),
+                format!("{:.3}", r.sequential_ms),
+                format!("{:.3}", r.concurrent_ms),
+                format!("{:.3}", r.ratio),
+            ]);
+        }
+        t.align(0, Align::Left);
+        t
+    }
+
+    /// The goal lines (one per job form).
+    pub fn goal_lines(&self) -> Vec<String> {
+        self.overlap
+            .iter()
+            .map(|r| {
+                let status = if r.ratio <= GOAL_OVERLAP { "MET" } else { "NOT MET" };
+                format!(
+                    "goal two threads on two streams, independent 2^{}-sample convolutions ({}), <= {GOAL_OVERLAP}x the \
+                     time one after the other: {status} ({:.3}x: {:.3} vs {:.3} ms)",
+                    r.n.trailing_zeros(),
+                    r.workload.name(),
+                    r.ratio,
+                    r.concurrent_ms,
+                    r.sequential_ms
+                )
+            })
+            .collect()
     }
 }
 
@@ -117,20 +203,26 @@ fn verification(case: &str, message: String) -> BenchError {
 /// Runs the suite: measures, verifies, prints the table, writes
 /// `concurrency.json`.
 pub fn run(gpu: &Gpu, opts: &ConcurrencyOptions) -> BenchResult<ConcurrencyReport> {
-    if opts.runs == 0 || opts.n == 0 {
-        return Err(BenchError::Options("--runs and --n must be at least 1".into()));
+    if opts.runs == 0 || opts.n == 0 || opts.overlap_n == 0 || opts.reps == 0 {
+        return Err(BenchError::Options("--runs, --n, --overlap-n and --reps must be at least 1".into()));
     }
     let report = ConcurrencyReport {
         suite: SUITE.name,
         device: DeviceSummary::of(gpu),
         n: opts.n,
         alternation: alternation(gpu, opts)?,
+        overlap: Workload::ALL.into_iter().map(|w| overlap(gpu, opts, w)).collect::<BenchResult<_>>()?,
     };
     println!(
         "mask alternation on {}: {} runs per loop, {} samples or pixels per input",
         report.device.name, opts.runs, opts.n
     );
     println!("{}", report.table());
+    println!("two independent 31-tap convolutions: one thread one after the other vs two threads on two streams");
+    println!("{}", report.overlap_table());
+    for line in report.goal_lines() {
+        println!("{line}");
+    }
     let json = opts.out_dir.join("concurrency.json");
     report::write_json(&json, &report)?;
     println!("wrote {}", json.display());
@@ -194,4 +286,122 @@ fn alternation(gpu: &Gpu, opts: &ConcurrencyOptions) -> BenchResult<Vec<Alternat
         results.push(AlternationResult { case, kernel, runs: opts.runs, same_us, alternating_us });
     }
     Ok(results)
+}
+
+/// One thread's job of the two-stream part, on a stream of its own.
+struct Job {
+    gpu: Gpu,
+    conv: Conv1d<f32>,
+    host: Vec<f32>,
+    pinned_in: PinnedBuffer<f32>,
+    pinned_out: PinnedBuffer<f32>,
+    vec_out: Vec<f32>,
+    d_in: DeviceBuffer<f32>,
+    d_out: DeviceBuffer<f32>,
+}
+
+impl Job {
+    fn new(gpu: &Gpu, n: usize, seed: u32) -> BenchResult<Job> {
+        let gpu = gpu.on(&gpu.new_stream()?)?;
+        let host: Vec<f32> =
+            (0..n).map(|i| (((i as u32).wrapping_mul(2_654_435_761) ^ seed) % 2001) as f32 / 1000.0 - 1.0).collect();
+        let mask: Vec<f32> = (0..31).map(|j| ((j as u32 * 7 + seed) % 13) as f32 / 13.0 - 0.4).collect();
+        Ok(Job {
+            conv: Conv1d::new(&gpu, &mask, ConvOp::Correlate, Boundary::Reflect)?,
+            pinned_in: gpu.pinned_from_slice(&host)?,
+            pinned_out: gpu.alloc_pinned(n)?,
+            vec_out: vec![0.0; n],
+            d_in: gpu.upload(&host)?,
+            d_out: gpu.alloc_zeroed(n)?,
+            host,
+            gpu,
+        })
+    }
+
+    /// Runs the job once and waits for it.
+    fn run(&mut self, w: Workload) -> crate::Result<()> {
+        let stream = self.gpu.stream();
+        match w {
+            Workload::Device => {
+                self.conv.run(Conv1dVariant::Auto, &self.d_in.as_view(), &mut self.d_out.as_view_mut())?;
+            }
+            Workload::Pinned => {
+                // SAFETY: both page-locked buffers are borrowed by this
+                // call, which synchronizes the stream before returning.
+                unsafe { stream.htod_async(&self.pinned_in, &mut self.d_in.as_view_mut())? };
+                self.conv.run(Conv1dVariant::Auto, &self.d_in.as_view(), &mut self.d_out.as_view_mut())?;
+                // SAFETY: as above.
+                unsafe { stream.dtoh_async(&self.d_out.as_view(), &mut self.pinned_out)? };
+            }
+            Workload::Pageable => {
+                self.gpu.htod(&self.host, &mut self.d_in.as_view_mut())?;
+                self.conv.run(Conv1dVariant::Auto, &self.d_in.as_view(), &mut self.d_out.as_view_mut())?;
+                self.gpu.dtoh(&self.d_out.as_view(), &mut self.vec_out)?;
+            }
+        }
+        stream.synchronize()
+    }
+
+    /// The job's last output against the CPU reference.
+    fn verify(&self, w: Workload) -> BenchResult<()> {
+        let got = match w {
+            Workload::Device => self.d_out.to_vec()?,
+            Workload::Pinned => self.pinned_out.to_vec(),
+            Workload::Pageable => self.vec_out.clone(),
+        };
+        let want = correlate1d_checked(&self.host, self.conv.taps(), self.conv.left(), Boundary::Reflect)?;
+        compare(&got, &want).map_err(|(m, k)| verification(w.name(), format!("{k} wrong outputs, first {m}")))
+    }
+}
+
+/// The two-stream measurement of job form `w`.
+fn overlap(gpu: &Gpu, opts: &ConcurrencyOptions, w: Workload) -> BenchResult<OverlapResult> {
+    let mut jobs = [Job::new(gpu, opts.overlap_n, 1)?, Job::new(gpu, opts.overlap_n, 2)?];
+    for j in &mut jobs {
+        j.run(w)?; // warm-up
+    }
+    let mut seq = Vec::with_capacity(opts.reps);
+    let mut conc = Vec::with_capacity(opts.reps);
+    for _ in 0..opts.reps {
+        let t0 = Instant::now();
+        for j in &mut jobs {
+            j.run(w)?;
+        }
+        seq.push(t0.elapsed().as_secs_f64() * 1e3);
+        let start = std::sync::Barrier::new(3);
+        let ms = std::thread::scope(|s| -> BenchResult<f64> {
+            let handles: Vec<_> = jobs
+                .iter_mut()
+                .map(|j| {
+                    let start = &start;
+                    s.spawn(move || {
+                        start.wait();
+                        j.run(w)
+                    })
+                })
+                .collect();
+            start.wait();
+            let t0 = Instant::now();
+            for h in handles {
+                h.join().map_err(|_| verification(w.name(), "a job thread panicked".into()))??;
+            }
+            Ok(t0.elapsed().as_secs_f64() * 1e3)
+        })?;
+        conc.push(ms);
+    }
+    for j in &jobs {
+        j.verify(w)?;
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        super::harness::percentile(v, 50.0)
+    };
+    let (sequential_ms, concurrent_ms) = (median(&mut seq), median(&mut conc));
+    Ok(OverlapResult {
+        workload: w,
+        n: opts.overlap_n,
+        sequential_ms,
+        concurrent_ms,
+        ratio: concurrent_ms / sequential_ms,
+    })
 }
