@@ -29,3 +29,4 @@ pub use coalesce_host::*;
 
 pub mod bench;
 pub mod picture;
+pub mod stress;

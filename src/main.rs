@@ -42,6 +42,24 @@ enum Command {
         #[command(subcommand)]
         suite: BenchCommand,
     },
+    /// Many threads share the GPU for a while, mixing copies, convolutions,
+    /// sums, transposes, pitched copies and constant tables on shared and
+    /// separate streams; every result is checked against the CPU. Prints
+    /// operations per second and the wrong results (exit code 1 if any).
+    Stress {
+        /// How long to run, seconds.
+        #[arg(long, default_value_t = 60.0)]
+        seconds: f64,
+        /// Threads.
+        #[arg(long, default_value_t = 16)]
+        threads: usize,
+        /// Largest input, elements (sides of 2D inputs: its square root).
+        #[arg(long, value_parser = parse_elems, default_value = "262144")]
+        max_elems: u64,
+        /// Seed of the threads' random generators [default: from the clock].
+        #[arg(long)]
+        seed: Option<u64>,
+    },
     /// Assemble the embedded PTX with ptxas and show each kernel's
     /// resources and global load/store widths (no GPU needed).
     Sass {
@@ -674,7 +692,64 @@ fn main() -> ExitCode {
             concurrency::run(gpu, &opts).map(|_| ())
         }),
         Command::Sass { arch } => sass(arch),
+        Command::Stress { seconds, threads, max_elems, seed } => stress(seconds, threads, max_elems, seed),
     }
+}
+
+/// `coalesce stress`: exit code 0 when every operation was right, 1 when
+/// any was wrong or failed, 2 without a GPU.
+fn stress(seconds: f64, threads: usize, max_elems: u64, seed: Option<u64>) -> ExitCode {
+    if !(seconds.is_finite() && seconds >= 0.0) || threads == 0 || max_elems == 0 {
+        eprintln!("error: --seconds must be a finite number >= 0, --threads and --max-elems at least 1");
+        return ExitCode::FAILURE;
+    }
+    let seed = seed.unwrap_or_else(|| {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64)
+    });
+    let opts = coalesce::stress::StressOptions {
+        duration: std::time::Duration::from_secs_f64(seconds),
+        threads,
+        max_elems: usize::try_from(max_elems).unwrap_or(usize::MAX),
+        seed,
+    };
+    with_gpu(|gpu| {
+        println!(
+            "stress: {threads} threads for {seconds} s on {} (seed {seed}, inputs up to {max_elems} elements)",
+            gpu.info().name
+        );
+        let bar = indicatif::ProgressBar::new_spinner();
+        bar.set_style(indicatif::ProgressStyle::with_template("{spinner} {elapsed} {msg}").expect("a valid template"));
+        let start = std::time::Instant::now();
+        let r = coalesce::stress::run(gpu, &opts, |done| {
+            let rate = done as f64 / start.elapsed().as_secs_f64().max(1e-9);
+            bar.set_message(format!("{done} operations checked ({rate:.0}/s)"));
+            bar.tick();
+        })?;
+        bar.finish_and_clear();
+        let mut t = Table::new(["operation", "checked", "wrong"]);
+        for (i, name) in coalesce::stress::OPS.iter().enumerate() {
+            t.row([name.to_string(), r.ops[i].to_string(), r.wrong[i].to_string()]);
+        }
+        t.align(0, Align::Left);
+        println!("{}", t.render());
+        for f in &r.failures {
+            println!("wrong: {f}");
+        }
+        println!(
+            "stress: {} operations in {:.1} s ({:.0} per second), {} wrong",
+            r.total(),
+            r.seconds,
+            r.total() as f64 / r.seconds.max(1e-9),
+            r.total_wrong()
+        );
+        if r.total_wrong() > 0 {
+            return Err(BenchError::Verification {
+                suite: "stress",
+                message: format!("{} wrong results or errors", r.total_wrong()),
+            });
+        }
+        Ok(())
+    })
 }
 
 /// Opens the first GPU and runs `f` on it; "no device" is one line on

@@ -354,41 +354,53 @@ impl Job {
     }
 }
 
-/// The two-stream measurement of job form `w`.
+/// The two-stream measurement of job form `w`: `reps` runs of both jobs
+/// one after the other on this thread, then `reps` runs of both at once on
+/// two threads (started once, released together by a barrier each run).
 fn overlap(gpu: &Gpu, opts: &ConcurrencyOptions, w: Workload) -> BenchResult<OverlapResult> {
     let mut jobs = [Job::new(gpu, opts.overlap_n, 1)?, Job::new(gpu, opts.overlap_n, 2)?];
     for j in &mut jobs {
         j.run(w)?; // warm-up
     }
     let mut seq = Vec::with_capacity(opts.reps);
-    let mut conc = Vec::with_capacity(opts.reps);
     for _ in 0..opts.reps {
         let t0 = Instant::now();
         for j in &mut jobs {
             j.run(w)?;
         }
         seq.push(t0.elapsed().as_secs_f64() * 1e3);
-        let start = std::sync::Barrier::new(3);
-        let ms = std::thread::scope(|s| -> BenchResult<f64> {
-            let handles: Vec<_> = jobs
-                .iter_mut()
-                .map(|j| {
-                    let start = &start;
-                    s.spawn(move || {
+    }
+    let (start, end) = (std::sync::Barrier::new(3), std::sync::Barrier::new(3));
+    let mut conc = Vec::with_capacity(opts.reps);
+    std::thread::scope(|s| -> BenchResult<()> {
+        let workers: Vec<_> = jobs
+            .iter_mut()
+            .map(|j| {
+                let (start, end) = (&start, &end);
+                s.spawn(move || -> crate::Result<()> {
+                    let mut result = Ok(());
+                    for _ in 0..opts.reps {
                         start.wait();
-                        j.run(w)
-                    })
+                        if result.is_ok() {
+                            result = j.run(w);
+                        }
+                        end.wait();
+                    }
+                    result
                 })
-                .collect();
+            })
+            .collect();
+        for _ in 0..opts.reps {
             start.wait();
             let t0 = Instant::now();
-            for h in handles {
-                h.join().map_err(|_| verification(w.name(), "a job thread panicked".into()))??;
-            }
-            Ok(t0.elapsed().as_secs_f64() * 1e3)
-        })?;
-        conc.push(ms);
-    }
+            end.wait();
+            conc.push(t0.elapsed().as_secs_f64() * 1e3);
+        }
+        for h in workers {
+            h.join().map_err(|_| verification(w.name(), "a job thread panicked".into()))??;
+        }
+        Ok(())
+    })?;
     for j in &jobs {
         j.verify(w)?;
     }

@@ -1,0 +1,371 @@
+//! `coalesce stress`: many threads share one GPU for a while, every
+//! operation checked against its CPU reference.
+//!
+//! Thread `t` works on one of three kinds of handle (`t mod 3`): a clone of
+//! the shared [`Gpu`] (everyone's work on one stream), the shared `Gpu` on
+//! a stream of the thread's own (its buffers made on the shared stream, so
+//! every operation also hands buffers between streams), or a `Gpu` of its
+//! own (`Gpu::new`: its own module and stream). Until the time is up it
+//! draws operations at random: copies, 1D convolutions (every variant and
+//! mode, masks from 1 to 80 taps, constant and global), 2D convolutions,
+//! separable filters, sums, transposes, pitched copies and constant-memory
+//! tables, each with fresh random inputs and sizes, outputs poisoned first,
+//! and compares every result with the rayon reference. An operation that
+//! returns an error counts as wrong too: nothing here should fail.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+use crate::conv::reference::{compare, correlate1d_checked};
+use crate::conv::reference2d::{Image, correlate2d_checked, separable_checked};
+use crate::conv::{Boundary, Conv1d, Conv1dVariant, Conv2d, Conv2dVariant, ConvOp, Separable};
+use crate::reduce::cpu;
+use crate::{ConstantVariant, CopyVariant, Gpu, Rect, ReduceVariant, TransposeVariant};
+
+/// What a stress run does.
+#[derive(Clone, Debug)]
+pub struct StressOptions {
+    /// How long the threads run.
+    pub duration: Duration,
+    /// Threads.
+    pub threads: usize,
+    /// Largest input, elements (a 1D signal; 2D sides are its square root).
+    pub max_elems: usize,
+    /// Seed of every thread's generator (thread `t` uses `seed + t`).
+    pub seed: u64,
+}
+
+/// The operations, by name.
+pub const OPS: [&str; 8] = ["copy", "conv1d", "conv2d", "separable", "reduce", "transpose", "pitched", "constant"];
+
+/// What a stress run saw.
+#[derive(Clone, Debug, Default)]
+pub struct StressReport {
+    /// Operations checked, per entry of [`OPS`].
+    pub ops: [u64; OPS.len()],
+    /// Wrong results or errors, per entry of [`OPS`].
+    pub wrong: [u64; OPS.len()],
+    /// The first few failures, described.
+    pub failures: Vec<String>,
+    /// Wall time, seconds.
+    pub seconds: f64,
+}
+
+impl StressReport {
+    /// Operations in all.
+    pub fn total(&self) -> u64 {
+        self.ops.iter().sum()
+    }
+
+    /// Wrong results and errors in all.
+    pub fn total_wrong(&self) -> u64 {
+        self.wrong.iter().sum()
+    }
+}
+
+/// Shared counters of a run.
+struct Tally {
+    ops: [AtomicU64; OPS.len()],
+    wrong: [AtomicU64; OPS.len()],
+    failures: Mutex<Vec<String>>,
+}
+
+impl Tally {
+    fn record(&self, op: usize, outcome: Result<(), String>) {
+        self.ops[op].fetch_add(1, Ordering::Relaxed);
+        if let Err(why) = outcome {
+            self.wrong[op].fetch_add(1, Ordering::Relaxed);
+            let mut f = self.failures.lock().unwrap_or_else(|p| p.into_inner());
+            if f.len() < 20 {
+                f.push(format!("{}: {why}", OPS[op]));
+            }
+        }
+    }
+}
+
+/// Runs the stress test on `gpu` (and, for a third of the threads, on
+/// `Gpu`s of their own); `progress` is called about once a second with
+/// the operations done so far.
+pub fn run(gpu: &Gpu, opts: &StressOptions, progress: impl Fn(u64) + Sync) -> crate::Result<StressReport> {
+    let tally = Tally {
+        ops: std::array::from_fn(|_| AtomicU64::new(0)),
+        wrong: std::array::from_fn(|_| AtomicU64::new(0)),
+        failures: Mutex::new(Vec::new()),
+    };
+    let stop = AtomicBool::new(false);
+    let start = Instant::now();
+    let setup: Mutex<Option<crate::Error>> = Mutex::new(None);
+    std::thread::scope(|s| {
+        for t in 0..opts.threads {
+            let (tally, stop, setup) = (&tally, &stop, &setup);
+            s.spawn(move || {
+                let handle = match t % 3 {
+                    0 => Ok(gpu.clone()),
+                    1 => gpu.new_stream().and_then(|st| gpu.on(&st)),
+                    _ => Gpu::new(),
+                };
+                let own = match handle {
+                    Ok(h) => h,
+                    Err(e) => {
+                        *setup.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                        return;
+                    }
+                };
+                // Buffers come from the shared handle: on the stream
+                // threads they cross streams at every operation.
+                let alloc = if t % 3 == 1 { gpu.clone() } else { own.clone() };
+                let mut rng = StdRng::seed_from_u64(opts.seed.wrapping_add(t as u64));
+                let ctx = Ctx { run: &own, alloc: &alloc, max: opts.max_elems.max(64) };
+                while !stop.load(Ordering::Relaxed) {
+                    let op = rng.random_range(0..OPS.len());
+                    let outcome = ctx.op(op, &mut rng);
+                    tally.record(op, outcome);
+                }
+            });
+        }
+        let deadline = start + opts.duration;
+        while Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(250).min(deadline.saturating_duration_since(Instant::now())));
+            progress(tally.ops.iter().map(|c| c.load(Ordering::Relaxed)).sum());
+        }
+        stop.store(true, Ordering::Relaxed);
+    });
+    if let Some(e) = setup.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        return Err(e);
+    }
+    Ok(StressReport {
+        ops: tally.ops.map(|c| c.into_inner()),
+        wrong: tally.wrong.map(|c| c.into_inner()),
+        failures: tally.failures.into_inner().unwrap_or_else(|p| p.into_inner()),
+        seconds: start.elapsed().as_secs_f64(),
+    })
+}
+
+/// One thread's handles: operations run on `run`; buffers are made on
+/// `alloc`.
+struct Ctx<'a> {
+    run: &'a Gpu,
+    alloc: &'a Gpu,
+    max: usize,
+}
+
+/// `n` values in [−1, 1).
+fn values(rng: &mut StdRng, n: usize) -> Vec<f32> {
+    (0..n).map(|_| rng.random_range(-1.0f32..1.0)).collect()
+}
+
+fn pick<T: Copy>(rng: &mut StdRng, from: &[T]) -> T {
+    from[rng.random_range(0..from.len())]
+}
+
+/// Failures as text (the library's errors included).
+type Outcome = Result<(), String>;
+
+fn err(e: crate::Error) -> String {
+    e.to_string()
+}
+
+/// Compares GPU output with checked references.
+fn check(what: &str, got: &[f32], want: &[crate::conv::reference::Checked]) -> Outcome {
+    compare(got, want).map_err(|(m, count)| format!("{what}: {count} wrong outputs; first {m}"))
+}
+
+const POISON: u8 = 0xA5;
+
+impl Ctx<'_> {
+    fn op(&self, op: usize, rng: &mut StdRng) -> Outcome {
+        match OPS[op] {
+            "copy" => self.copy(rng),
+            "conv1d" => self.conv1d(rng),
+            "conv2d" => self.conv2d(rng),
+            "separable" => self.separable(rng),
+            "reduce" => self.reduce(rng),
+            "transpose" => self.transpose(rng),
+            "pitched" => self.pitched(rng),
+            _ => self.constant(rng),
+        }
+    }
+
+    fn len(&self, rng: &mut StdRng) -> usize {
+        // Mostly small, sometimes up to the maximum.
+        if rng.random_bool(0.8) { rng.random_range(1..=self.max.min(4096)) } else { rng.random_range(1..=self.max) }
+    }
+
+    fn side(&self, rng: &mut StdRng) -> usize {
+        rng.random_range(1..=(self.max as f64).sqrt() as usize)
+    }
+
+    fn copy(&self, rng: &mut StdRng) -> Outcome {
+        let n = self.len(rng);
+        let offset = rng.random_range(0..4);
+        let data: Vec<u32> = (0..n + offset).map(|_| rng.random()).collect();
+        let src = self.alloc.upload(&data).map_err(err)?;
+        let mut dst = self.alloc.alloc_zeroed::<u32>(n).map_err(err)?;
+        dst.fill_bytes(POISON).map_err(err)?;
+        let variant = pick(rng, &[CopyVariant::Scalar, CopyVariant::Vec2, CopyVariant::Vec4, CopyVariant::Auto]);
+        let view = src.view(offset..offset + n).map_err(err)?;
+        self.run.copy(&view, &mut dst.as_view_mut(), variant).map_err(err)?;
+        if dst.to_vec().map_err(err)? != data[offset..] {
+            return Err(format!("{variant:?} of {n} words at offset {offset} differs"));
+        }
+        Ok(())
+    }
+
+    fn conv1d(&self, rng: &mut StdRng) -> Outcome {
+        let n = self.len(rng);
+        let w = if rng.random_bool(0.9) { rng.random_range(1..=40) } else { rng.random_range(41..=80) };
+        let mode = pick(rng, &Boundary::ALL);
+        let op = pick(rng, &ConvOp::ALL);
+        let variant = pick(
+            rng,
+            &[
+                Conv1dVariant::Auto,
+                Conv1dVariant::Basic,
+                Conv1dVariant::Const,
+                Conv1dVariant::Tiled,
+                Conv1dVariant::TiledL2,
+                Conv1dVariant::Fast,
+            ],
+        );
+        let (mask, input) = (values(rng, w), values(rng, n));
+        let conv = Conv1d::new(self.run, &mask, op, mode).map_err(err)?;
+        let d_in = self.alloc.upload(&input).map_err(err)?;
+        let mut d_out = self.alloc.alloc_zeroed::<f32>(n).map_err(err)?;
+        d_out.fill_bytes(POISON).map_err(err)?;
+        let plan = conv.run(variant, &d_in.as_view(), &mut d_out.as_view_mut()).map_err(err)?;
+        let want = correlate1d_checked(&input, conv.taps(), conv.left(), mode).map_err(err)?;
+        check(&format!("{} w={w} n={n} {}", plan.kernel, mode.name()), &d_out.to_vec().map_err(err)?, &want)
+    }
+
+    fn conv2d(&self, rng: &mut StdRng) -> Outcome {
+        let (w, h) = (self.side(rng), self.side(rng));
+        let (mw, mh) = if rng.random_bool(0.5) {
+            let k = pick(rng, &[3, 5, 7]);
+            (k, k)
+        } else {
+            (rng.random_range(1..=9), rng.random_range(1..=9))
+        };
+        let pitch = w + rng.random_range(0..3);
+        let mode = pick(rng, &Boundary::ALL);
+        let op = pick(rng, &ConvOp::ALL);
+        let variant = pick(
+            rng,
+            &[
+                Conv2dVariant::Auto,
+                Conv2dVariant::Basic,
+                Conv2dVariant::Const,
+                Conv2dVariant::Tiled,
+                Conv2dVariant::Fast,
+            ],
+        );
+        let len = (h - 1) * pitch + w;
+        let (mask, input) = (values(rng, mw * mh), values(rng, len));
+        let conv = Conv2d::new(self.run, &mask, mw, mh, op, mode).map_err(err)?;
+        let d_in = self.alloc.upload(&input).map_err(err)?;
+        let mut d_out = self.alloc.alloc_zeroed::<f32>(len).map_err(err)?;
+        d_out.fill_bytes(POISON).map_err(err)?;
+        let plan = conv.run(variant, &d_in.as_view(), &mut d_out.as_view_mut(), w, h, pitch).map_err(err)?;
+        let (lx, ly) = conv.left();
+        let img = Image { data: &input, width: w, height: h, pitch };
+        let want = correlate2d_checked(img, conv.taps(), mw, mh, lx, ly, mode).map_err(err)?;
+        let got = d_out.to_vec().map_err(err)?;
+        let dense: Vec<f32> = (0..h).flat_map(|y| got[y * pitch..y * pitch + w].to_vec()).collect();
+        check(&format!("{} {mw}x{mh} on {w}x{h}", plan.kernel), &dense, &want)
+    }
+
+    fn separable(&self, rng: &mut StdRng) -> Outcome {
+        let (w, h) = (self.side(rng), self.side(rng));
+        let mode = pick(rng, &Boundary::ALL);
+        let (wx, wy) = (rng.random_range(1..=15), rng.random_range(1..=15));
+        let (mx, my) = (values(rng, wx), values(rng, wy));
+        let input = values(rng, w * h);
+        let sep = Separable::new(self.run, &mx, &my, ConvOp::Correlate, mode).map_err(err)?;
+        let d_in = self.alloc.upload(&input).map_err(err)?;
+        let mut d_out = self.alloc.alloc_zeroed::<f32>(w * h).map_err(err)?;
+        d_out.fill_bytes(POISON).map_err(err)?;
+        sep.run(&d_in.as_view(), &mut d_out.as_view_mut(), w, h, w).map_err(err)?;
+        let (tx, ty) = sep.taps();
+        let want = separable_checked(Image::dense(&input, w, h), tx, ty, ConvOp::Correlate, mode).map_err(err)?;
+        check(&format!("separable {}x{} on {w}x{h}", mx.len(), my.len()), &d_out.to_vec().map_err(err)?, &want)
+    }
+
+    fn reduce(&self, rng: &mut StdRng) -> Outcome {
+        let n = self.len(rng);
+        let variant = pick(rng, &[ReduceVariant::Neighbored, ReduceVariant::Interleaved, ReduceVariant::Fast]);
+        if rng.random_bool(0.5) {
+            let data: Vec<i32> = (0..n).map(|_| rng.random()).collect();
+            let d = self.alloc.upload(&data).map_err(err)?;
+            let got = self.run.reduce_sum(&d.as_view(), variant).map_err(err)?;
+            let want = cpu::sum_i32_wrapping(&data);
+            if got != want {
+                return Err(format!("{variant:?} i32 sum of {n}: {got} vs {want}"));
+            }
+        } else {
+            let data = values(rng, n);
+            let d = self.alloc.upload(&data).map_err(err)?;
+            let got = self.run.reduce_sum(&d.as_view(), variant).map_err(err)?;
+            let plan = self.run.reduce_plan(&d.as_view(), variant, &crate::ReducePolicy::default()).map_err(err)?;
+            let (sum, abs) = cpu::sum_f64(&data);
+            let bound = plan.error_bound(f32::EPSILON as f64 / 2.0, abs) + cpu::sum_f64_error(n, sum, abs);
+            if (got as f64 - sum).abs() > bound {
+                return Err(format!("{variant:?} f32 sum of {n}: {got} vs {sum} (bound {bound:e})"));
+            }
+        }
+        Ok(())
+    }
+
+    fn transpose(&self, rng: &mut StdRng) -> Outcome {
+        let (rows, cols) = (self.side(rng), self.side(rng));
+        let variant = pick(rng, &TransposeVariant::ALL);
+        let data = values(rng, rows * cols);
+        let src = self.alloc.upload(&data).map_err(err)?;
+        let mut dst = self.alloc.alloc_zeroed::<f32>(rows * cols).map_err(err)?;
+        dst.fill_bytes(POISON).map_err(err)?;
+        self.run.transpose(&src.as_view(), &mut dst.as_view_mut(), rows, cols, variant).map_err(err)?;
+        let mut want = vec![0f32; rows * cols];
+        crate::transpose::reference_transpose(&data, rows, cols, &mut want).map_err(err)?;
+        if dst.to_vec().map_err(err)? != want {
+            return Err(format!("{variant:?} of {rows}x{cols} differs"));
+        }
+        Ok(())
+    }
+
+    fn pitched(&self, rng: &mut StdRng) -> Outcome {
+        let (w, h) = (self.side(rng), self.side(rng));
+        let data = values(rng, w * h);
+        let a = self.alloc.upload_pitched(&data, w, h).map_err(err)?;
+        let mut b = self.run.alloc_pitched_zeroed::<f32>(w, h).map_err(err)?;
+        b.fill_bytes(POISON).map_err(err)?;
+        let rect = Rect::new(rng.random_range(0..w), rng.random_range(0..h), 1, 1);
+        let rect =
+            Rect::new(rect.col, rect.row, rng.random_range(1..=w - rect.col), rng.random_range(1..=h - rect.row));
+        b.copy_from(&a).map_err(err)?;
+        let got = b.rect_to_vec(rect).map_err(err)?;
+        let want: Vec<f32> = (rect.row..rect.row + rect.height)
+            .flat_map(|y| data[y * w + rect.col..y * w + rect.col + rect.width].to_vec())
+            .collect();
+        if got != want {
+            return Err(format!("pitched copy of {w}x{h}, rectangle {rect}, differs"));
+        }
+        Ok(())
+    }
+
+    fn constant(&self, rng: &mut StdRng) -> Outcome {
+        let values: Vec<u32> = (0..crate::constant::TABLE_LEN).map(|_| rng.random::<u32>() | 1).collect();
+        let table = self.run.constant_table(&values).map_err(err)?;
+        let (n, iters) = (rng.random_range(1..=4096), rng.random_range(1..=32));
+        let variant = pick(rng, &ConstantVariant::ALL);
+        let mut out = self.alloc.alloc_zeroed::<u32>(n).map_err(err)?;
+        out.fill_bytes(POISON).map_err(err)?;
+        table.run(variant, &mut out.as_view_mut(), iters).map_err(err)?;
+        let want = crate::constant::reference(&values, variant.pattern(), n, iters).map_err(err)?;
+        if out.to_vec().map_err(err)? != want {
+            return Err(format!("{} of {n} threads x {iters} reads differs", variant.kernel()));
+        }
+        Ok(())
+    }
+}
