@@ -191,8 +191,9 @@ impl ReducePlan {
         policy.check(variant)?;
         // No buffer holds more bytes than this; larger `n` cannot come from
         // a view and would overflow the vector split.
-        crate::memory::byte_size::<u8>("reduce", n.checked_mul(elem_bytes).unwrap_or(usize::MAX))
-            .map_err(|_| Error::SizeOverflow { op: "reduce", count: n, elem_size: elem_bytes })?;
+        if n.checked_mul(elem_bytes).is_none_or(|b| b > isize::MAX as usize) {
+            return Err(Error::SizeOverflow { op: "reduce", count: n, elem_size: elem_bytes });
+        }
         let t = policy.threads;
         let mut passes = Vec::new();
         let mut scratch = 0usize;
