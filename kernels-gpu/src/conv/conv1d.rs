@@ -62,9 +62,10 @@ mod kernels {
     use crate::conv::{FIXED_MASK_TAPS, PARAM_MASK_BYTES};
     use crate::dev::grid::{GridStride, grid_stride};
     use crate::dev::index::{block_dim_x, block_idx_x, grid_dim_x, thread_idx_x};
-    use crate::dev::param::ParamBytes;
+    use crate::dev::param::{ParamBytes, ParamSymbol};
     use crate::dev::shared::{Shared, dynamic};
     use crate::dev::sync::sync_threads;
+    use core::marker::PhantomData;
 
     /// Where a kernel reads its mask taps.
     trait Mask<T>: Copy {
@@ -81,26 +82,24 @@ mod kernels {
         fn base(self) -> u64;
     }
 
-    /// The mask in the kernel's `taps` parameter, at `.param` address
-    /// `base` (see [`crate::dev::param`]).
+    /// The mask in the kernel's `taps` parameter `S` (see
+    /// [`crate::dev::param`]).
     #[derive(Clone, Copy)]
-    struct ParamMask {
-        base: u64,
-    }
+    struct ParamMask<S>(PhantomData<S>);
 
-    impl<T: ConvElem> Mask<T> for ParamMask {
+    impl<T: ConvElem, S: ParamSymbol> Mask<T> for ParamMask<S> {
         const CONSTANT: bool = true;
 
         #[inline(always)]
         unsafe fn tap(self, j: usize) -> T {
             // SAFETY: the host passes the `w` taps in the parameter
             // (w · size ≤ its size).
-            unsafe { T::ld_param(self.base + (j * core::mem::size_of::<T>()) as u64) }
+            unsafe { T::ld_param(S::base() + (j * core::mem::size_of::<T>()) as u64) }
         }
 
         #[inline(always)]
         fn base(self) -> u64 {
-            self.base
+            S::base()
         }
     }
 
@@ -589,7 +588,8 @@ mod kernels {
                 mode: u32,
                 _taps: ParamBytes<{ $bytes }>,
             ) {
-                let mask = ParamMask { base: crate::param_base!($name, 7) };
+                crate::param_symbol!(Taps = $name, 7);
+                let mask = ParamMask::<Taps>(PhantomData);
                 // SAFETY: same contract.
                 unsafe { $algo::<$t, _ $(, $ch)?>(input, output, n, mask, w as usize, left as usize, mode) }
             }

@@ -115,11 +115,12 @@ mod kernels {
     use crate::dev::index::{
         block_dim_x, block_dim_y, block_idx_x, block_idx_y, grid_dim_x, grid_dim_y, thread_idx_x, thread_idx_y,
     };
-    use crate::dev::param::ParamBytes;
+    use crate::dev::param::{ParamBytes, ParamSymbol};
     use crate::dev::pipeline;
     use crate::dev::shared::{Shared, dynamic};
     use crate::dev::sync::sync_threads;
     use crate::dev::warp::{FULL_MASK, WARP_SIZE, ballot, lane_id, shfl_idx, sync_warp};
+    use core::marker::PhantomData;
 
     /// Rows of global loads per thread the fast kernel keeps in flight
     /// before its shared stores (its `LR` parameter): more loads in flight
@@ -147,25 +148,23 @@ mod kernels {
         fn base(self) -> u64;
     }
 
-    /// Taps in the kernel's `taps` parameter, at `.param` address `base`
-    /// (see [`crate::dev::param`]).
+    /// Taps in the kernel's `taps` parameter `S` (see
+    /// [`crate::dev::param`]).
     #[derive(Clone, Copy)]
-    struct ParamTaps {
-        base: u64,
-    }
+    struct ParamTaps<S>(PhantomData<S>);
 
-    impl<T: ConvElem> Taps<T> for ParamTaps {
+    impl<T: ConvElem, S: ParamSymbol> Taps<T> for ParamTaps<S> {
         const CONSTANT: bool = true;
 
         #[inline(always)]
         unsafe fn at(self, k: usize) -> T {
             // SAFETY: the host passes the mw · mh taps in the parameter.
-            unsafe { T::ld_param(self.base + (k * core::mem::size_of::<T>()) as u64) }
+            unsafe { T::ld_param(S::base() + (k * core::mem::size_of::<T>()) as u64) }
         }
 
         #[inline(always)]
         fn base(self) -> u64 {
-            self.base
+            S::base()
         }
     }
 
@@ -1020,7 +1019,8 @@ mod kernels {
                 _taps: ParamBytes<PARAM_MASK_BYTES>,
             ) {
                 let img = Image { p: input, width, height, pitch, mode };
-                let taps = ParamTaps { base: crate::param_base!($name, 11) };
+                crate::param_symbol!(Sym = $name, 11);
+                let taps = ParamTaps::<Sym>(PhantomData);
                 let (size, left) = ((mw as usize, mh as usize), (left_x as usize, left_y as usize));
                 // SAFETY: same contract.
                 unsafe { $algo::<$t, _>(img, output, taps, size, left) }
@@ -1057,7 +1057,8 @@ mod kernels {
                 _taps: ParamBytes<{ FIXED_MASK_TAPS * core::mem::size_of::<$t>() }>,
             ) {
                 let img = Image { p: input, width, height, pitch, mode };
-                let taps = ParamTaps { base: crate::param_base!($name, 11) };
+                crate::param_symbol!(Sym = $name, 11);
+                let taps = ParamTaps::<Sym>(PhantomData);
                 // SAFETY: same contract.
                 unsafe { slide::<$t, _, $m, $m>(img, output, taps) }
             }
