@@ -286,6 +286,12 @@ KERNEL_GM(conv1d_tiled_l2_gm_f32, tiled_l2, 256, 6)
 #define FAST(M, CH) fast<M, CH>
 KERNEL_PARAM(conv1d_fast_f32, FAST(ParamMask, 0), RUNTIME_TAPS, 256, 5)
 KERNEL_GM(conv1d_fast_gm_f32, FAST(GlobalMask, 0), 256, 4)
+// Short-mask forms (coalesce_kernels::conv::SHORT_MASK_KERNELS): the same
+// kernels with a FIXED_TAPS parameter, for masks of at most 64 taps.
+KERNEL_PARAM(conv1d_const_short_f32, direct, FIXED_TAPS, 256, 8)
+KERNEL_PARAM(conv1d_tiled_short_f32, tiled, FIXED_TAPS, 256, 6)
+KERNEL_PARAM(conv1d_tiled_l2_short_f32, tiled_l2, FIXED_TAPS, 256, 6)
+KERNEL_PARAM(conv1d_fast_short_f32, FAST(ParamMask, 0), FIXED_TAPS, 256, 5)
 KERNEL_PARAM(conv1d_fast1_f32, FAST(ParamMask, 1), FIXED_TAPS, 256, 5)
 KERNEL_PARAM(conv1d_fast2_f32, FAST(ParamMask, 2), FIXED_TAPS, 256, 5)
 KERNEL_PARAM(conv1d_fast3_f32, FAST(ParamMask, 3), FIXED_TAPS, 256, 5)

@@ -553,6 +553,20 @@ extern "C" __global__ void LAUNCH_BOUNDS(256, 4) conv2d_fast_f32(CONV2D_PARAMS, 
     fast<LOAD_ROWS_FAST>(IMAGE, output, ParamTaps{taps.v}, mw, mh, left_x, left_y);
 }
 
+// Short-mask forms (coalesce_kernels::conv::SHORT_MASK_KERNELS): the same
+// kernels with a FIXED_TAPS parameter, for masks of at most 64 taps.
+extern "C" __global__ void LAUNCH_BOUNDS(256, 4) conv2d_const_short_f32(CONV2D_PARAMS, FIXED_PARAM) {
+    direct(IMAGE, output, ParamTaps{taps.v}, mw, mh, left_x, left_y);
+}
+
+extern "C" __global__ void conv2d_tiled_short_f32(CONV2D_PARAMS, FIXED_PARAM) {
+    tiled(IMAGE, output, ParamTaps{taps.v}, mw, mh, left_x, left_y);
+}
+
+extern "C" __global__ void LAUNCH_BOUNDS(256, 4) conv2d_fast_short_f32(CONV2D_PARAMS, FIXED_PARAM) {
+    fast<LOAD_ROWS_FAST>(IMAGE, output, ParamTaps{taps.v}, mw, mh, left_x, left_y);
+}
+
 // Separable passes: the fast kernel with a 1 x mw mask (rows) or an
 // mh x 1 mask (columns), taps from global memory.
 extern "C" __global__ void LAUNCH_BOUNDS(256, 4) conv2d_rows_f32(CONV2D_PARAMS) {

@@ -179,8 +179,9 @@ fn convolution_kernels_use_shared_and_constant_memory() {
             let ldg = |k: &str| c.kernel(k).unwrap().iter().filter(|i| i.base() == "LDG").count();
             let param_mask = |k: &str| !common::sass::last_param_reads(&c, k).is_empty();
             for k in ["const", "tiled", "tiled_l2", "fast"] {
-                let k = format!("conv1d_{k}_{ty}");
-                assert!(param_mask(&k), "sm_{} {k}: the mask is not read from its parameter", c.arch);
+                for k in [format!("conv1d_{k}_{ty}"), format!("conv1d_{k}_short_{ty}")] {
+                    assert!(param_mask(&k), "sm_{} {k}: the mask is not read from its parameter", c.arch);
+                }
             }
             // Per multiply-add, the basic kernel loads an input and a tap
             // from global memory; the const kernel only the input (its

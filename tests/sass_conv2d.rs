@@ -68,8 +68,10 @@ fn tiles_live_in_shared_memory_behind_a_barrier() {
 fn constant_mask_kernels_read_the_mask_from_the_constant_bank() {
     for c in compiled("constant_mask_kernels_read_the_mask_from_the_constant_bank") {
         for t in TYPES {
-            for algo in ["const", "tiled", "fast"] {
-                let k = format!("conv2d_{algo}_{t}");
+            for (algo, k) in ["const", "tiled", "fast"]
+                .into_iter()
+                .flat_map(|a| [(a, format!("conv2d_{a}_{t}")), (a, format!("conv2d_{a}_short_{t}"))])
+            {
                 let taps = common::sass::last_param_reads(&c, &k);
                 assert!(!taps.is_empty(), "sm_{} {k}: the mask is not read from its parameter", c.arch);
                 // The shared-tile kernels load only the image from global

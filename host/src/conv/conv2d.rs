@@ -50,7 +50,7 @@ pub use coalesce_kernels::conv::conv2d::{
     tiled_shared_elems,
 };
 
-use super::{Boundary, ConvElem, ConvOp, MaskSource, gaussian, mask_param, max_constant_taps};
+use super::{Boundary, ConvElem, ConvOp, MaskParams, MaskSource, gaussian, max_constant_taps, short_mask_form};
 use crate::device::DeviceLimits;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
@@ -234,7 +234,7 @@ fn plan_algo(
     let grid_y = height.div_ceil(tile.1).clamp(1, limits.max_grid_dim[1] as usize) as u32;
     Ok(Conv2dPlan {
         variant: Conv2dVariant::Fast,
-        kernel: kernel_name(algo, global, ty)?,
+        kernel: short_mask_form(kernel_name(algo, global, ty)?, mw.saturating_mul(mh)),
         mask: if global || algo == Algo::Basic { MaskSource::Global } else { MaskSource::Constant },
         // (Strip kernels exist only for constant masks: see plan_conv2d.)
         block: (bx, by),
@@ -427,15 +427,24 @@ impl Args {
     /// # Safety
     /// The pointers satisfy the kernel's contract (see
     /// `coalesce_kernels::conv::conv2d`).
-    unsafe fn launch<T: ConvElem>(&self, target: Target<'_>, plan: &Conv2dPlan, taps: &[T]) -> Result<()> {
+    unsafe fn launch<T: ConvElem>(
+        &self,
+        target: Target<'_>,
+        plan: &Conv2dPlan,
+        taps: Option<(&MaskParams, &[T])>,
+    ) -> Result<()> {
         let a = self;
         let mut args: Vec<&dyn KernelArg> = vec![
             &a.input, &a.output, &a.width, &a.height, &a.pitch, &a.mask, &a.mw, &a.mh, &a.left_x, &a.left_y, &a.mode,
         ];
         let param;
         if plan.mask == MaskSource::Constant {
-            param = mask_param(plan.kernel, target.param_sizes(plan.kernel)?, taps)?;
-            args.push(&param);
+            let (built, taps) = taps.ok_or_else(|| Error::InvalidArgument {
+                op: "conv2d",
+                message: format!("kernel {} reads a constant mask and none was given", plan.kernel),
+            })?;
+            param = built.arg(plan.kernel, target.param_sizes(plan.kernel)?, taps)?;
+            args.push(&*param);
         }
         // SAFETY: forwarded to the caller's contract; the argument list is
         // the kernel's parameter list.
@@ -467,6 +476,7 @@ pub struct Conv2d<T: ConvElem> {
     op: ConvOp,
     mode: Boundary,
     mask: Arc<DeviceBuffer<T>>,
+    params: Arc<MaskParams>,
 }
 
 impl<T: ConvElem> Conv2d<T> {
@@ -477,18 +487,30 @@ impl<T: ConvElem> Conv2d<T> {
         check_mask_dims(mask.len(), mw, mh)?;
         let (taps, left_x, left_y) = correlation_taps_2d(op, mask, mw, mh);
         let dev = gpu.upload(&taps)?;
-        Ok(Conv2d { gpu: gpu.clone(), taps, mw, mh, left_x, left_y, op, mode, mask: Arc::new(dev) })
+        let params = Arc::new(MaskParams::new(&taps));
+        Ok(Conv2d { gpu: gpu.clone(), taps, mw, mh, left_x, left_y, op, mode, mask: Arc::new(dev), params })
     }
 
     /// This convolution on `stream` (same mask, shared): its runs are
     /// queued there. `stream` must belong to this convolution's device.
     pub fn on(&self, stream: &crate::Stream) -> Result<Self> {
-        Ok(Conv2d { gpu: self.gpu.on(stream)?, taps: self.taps.clone(), mask: self.mask.clone(), ..*self })
+        Ok(Conv2d {
+            gpu: self.gpu.on(stream)?,
+            taps: self.taps.clone(),
+            mask: self.mask.clone(),
+            params: self.params.clone(),
+            ..*self
+        })
     }
 
     /// Mask size `(mw, mh)`.
     pub fn size(&self) -> (usize, usize) {
         (self.mw, self.mh)
+    }
+
+    /// The taps as the constant-mask kernels' parameter.
+    pub(crate) fn mask_params(&self) -> &MaskParams {
+        &self.params
     }
 
     /// The device copy of the taps (row-major, `mw · mh`).
@@ -584,7 +606,7 @@ impl<T: ConvElem> Conv2d<T> {
         // mutably); the mask buffer holds mw · mh taps, and so does the
         // mask parameter of a constant kernel; left_x < mw, left_y < mh;
         // the shared memory is the kernel's layout for the plan's block.
-        unsafe { args.launch(target, &plan, &self.taps)? };
+        unsafe { args.launch(target, &plan, Some((&*self.params, &self.taps)))? };
         Ok(plan)
     }
 }
@@ -775,7 +797,7 @@ impl<T: ConvElem> Separable<T> {
             // from both views: the owned one is private, a caller's is
             // borrowed mutably next to them); the mask buffers hold the
             // taps each pass reads; lefts are below the widths.
-            unsafe { args.launch::<T>(target, plan, &[]) }
+            unsafe { args.launch::<T>(target, plan, None) }
         };
         pass(input.device_ptr(), mid, &self.mask_x, &plan.rows)?;
         pass(mid, output.device_ptr(), &self.mask_y, &plan.cols)?;
@@ -828,18 +850,21 @@ mod tests {
         }
         // Any other mask: the shared-tile form.
         let p = plan_conv2d::<f32>(&H100, Conv2dVariant::Auto, (5, 3), (8192, 8192)).unwrap();
-        assert_eq!((p.variant, p.kernel, p.mask), (Conv2dVariant::Fast, "conv2d_fast_f32", MaskSource::Constant));
+        assert_eq!((p.variant, p.kernel, p.mask), (Conv2dVariant::Fast, "conv2d_fast_short_f32", MaskSource::Constant));
         assert_eq!((p.block, p.tile, p.grid), ((32, 8), (128, 32), (64, 256)));
         assert_eq!(p.shared_bytes as usize, fast_shared_elems(32, 8, 5, 3) * 4);
         assert_eq!(fast_shared_elems(32, 8, 5, 5), 36 * 136);
         assert_eq!(plan_conv2d::<f32>(&H100, Conv2dVariant::Fast, (9, 9), (64, 64)).unwrap().kernel, "conv2d_fast_f32");
         // Axes of 2³¹ or more (the register form indexes rows in 32 bits).
         let big = plan_conv2d::<f32>(&H100, Conv2dVariant::Fast, (3, 3), (1 << 31, 1)).unwrap();
-        assert_eq!(big.kernel, "conv2d_fast_f32");
+        assert_eq!(big.kernel, "conv2d_fast_short_f32");
         let b = plan_conv2d::<f64>(&H100, Conv2dVariant::Basic, (3, 3), (10, 10)).unwrap();
         assert_eq!((b.kernel, b.mask, b.shared_bytes), ("conv2d_basic_f64", MaskSource::Global, 0));
         let t = plan_conv2d::<f64>(&H100, Conv2dVariant::Tiled, (3, 7), (33, 65)).unwrap();
-        assert_eq!((t.kernel, t.shared_bytes as usize), ("conv2d_tiled_f64", tiled_shared_elems(32, 8, 3, 7) * 8));
+        assert_eq!(
+            (t.kernel, t.shared_bytes as usize),
+            ("conv2d_tiled_short_f64", tiled_shared_elems(32, 8, 3, 7) * 8)
+        );
         // 65 × 65 = 4225 f32 taps: more than the mask parameter holds.
         for (v, k) in [
             (Conv2dVariant::Const, "conv2d_basic_f32"),

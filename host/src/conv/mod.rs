@@ -47,7 +47,7 @@ use cust::memory::DeviceCopy;
 pub use coalesce_kernels::conv::conv1d::{
     FAST_FIXED_MAX, FAST_OUTPUTS, fast_fixed_chunks, fast_shared_elems, tiled_l2_shared_elems, tiled_shared_elems,
 };
-pub use coalesce_kernels::conv::{Boundary, FIXED_MASK_TAPS, PARAM_MASK_BYTES};
+pub use coalesce_kernels::conv::{Boundary, FIXED_MASK_TAPS, PARAM_MASK_BYTES, SHORT_MASK_KERNELS};
 
 use crate::device::DeviceLimits;
 use crate::error::{Error, Result};
@@ -163,15 +163,52 @@ pub const fn max_constant_taps<T>() -> usize {
     PARAM_MASK_BYTES / std::mem::size_of::<T>()
 }
 
-/// The mask argument of a constant-mask kernel: `taps` by value in the
-/// kernel's last parameter, whose size `params` (the kernel's parameter
-/// sizes, read from its PTX) gives.
-pub(crate) fn mask_param<T: ConvElem>(kernel: &'static str, params: &[usize], taps: &[T]) -> Result<ParamArray> {
-    let size = params.last().copied().ok_or_else(|| Error::InvalidArgument {
-        op: "conv",
-        message: format!("kernel {kernel} takes no mask parameter"),
-    })?;
-    ParamArray::new(taps, size)
+/// `kernel`'s short-mask form ([`SHORT_MASK_KERNELS`]: the same code with a
+/// parameter of [`FIXED_MASK_TAPS`] elements, cheaper to launch) when it
+/// has one and `taps` fit it; otherwise `kernel`.
+pub fn short_mask_form(kernel: &'static str, taps: usize) -> &'static str {
+    match SHORT_MASK_KERNELS.iter().find(|&&(long, _)| long == kernel) {
+        Some(&(_, short)) if taps <= FIXED_MASK_TAPS => short,
+        _ => kernel,
+    }
+}
+
+/// A mask's bytes as the constant-mask kernels take them (by value, in
+/// their last parameter), built once per convolution for the two parameter
+/// sizes the kernels declare, the run-time kernels' [`PARAM_MASK_BYTES`]
+/// and the compile-time ones' [`FIXED_MASK_TAPS`] elements, so a launch
+/// copies nothing on the host before the driver does.
+#[derive(Debug)]
+pub(crate) struct MaskParams {
+    built: Vec<ParamArray>,
+}
+
+impl MaskParams {
+    /// The parameters that `taps` fits.
+    pub(crate) fn new<T: ConvElem>(taps: &[T]) -> MaskParams {
+        let sizes = [PARAM_MASK_BYTES, FIXED_MASK_TAPS * std::mem::size_of::<T>()];
+        MaskParams { built: sizes.iter().filter_map(|&size| ParamArray::new(taps, size).ok()).collect() }
+    }
+
+    /// The mask argument of kernel `kernel`, whose parameter sizes are
+    /// `params` (read from its PTX): the built one of its last parameter's
+    /// size, or `taps` laid out anew for a size not built (a module with
+    /// other sizes); too many taps for it is an error.
+    pub(crate) fn arg<T: ConvElem>(
+        &self,
+        kernel: &'static str,
+        params: &[usize],
+        taps: &[T],
+    ) -> Result<std::borrow::Cow<'_, ParamArray>> {
+        let size = params.last().copied().ok_or_else(|| Error::InvalidArgument {
+            op: "conv",
+            message: format!("kernel {kernel} takes no mask parameter"),
+        })?;
+        match self.built.iter().find(|p| p.bytes().len() == size) {
+            Some(p) => Ok(std::borrow::Cow::Borrowed(p)),
+            None => Ok(std::borrow::Cow::Owned(ParamArray::new(taps, size)?)),
+        }
+    }
 }
 
 /// A normalized Gaussian mask with standard deviation `sigma` (in
@@ -323,6 +360,7 @@ pub struct Conv1d<T: ConvElem> {
     op: ConvOp,
     mode: Boundary,
     mask: Arc<DeviceBuffer<T>>,
+    params: Arc<MaskParams>,
 }
 
 impl<T: ConvElem> Conv1d<T> {
@@ -340,13 +378,20 @@ impl<T: ConvElem> Conv1d<T> {
         }
         let (taps, left) = op.correlation_taps(mask);
         let dev = gpu.upload(&taps)?;
-        Ok(Conv1d { gpu: gpu.clone(), taps, left, op, mode, mask: Arc::new(dev) })
+        let params = Arc::new(MaskParams::new(&taps));
+        Ok(Conv1d { gpu: gpu.clone(), taps, left, op, mode, mask: Arc::new(dev), params })
     }
 
     /// This convolution on `stream` (same mask, shared): its runs are
     /// queued there. `stream` must belong to this convolution's device.
     pub fn on(&self, stream: &crate::Stream) -> Result<Self> {
-        Ok(Conv1d { gpu: self.gpu.on(stream)?, taps: self.taps.clone(), mask: self.mask.clone(), ..*self })
+        Ok(Conv1d {
+            gpu: self.gpu.on(stream)?,
+            taps: self.taps.clone(),
+            mask: self.mask.clone(),
+            params: self.params.clone(),
+            ..*self
+        })
     }
 
     /// Mask width.
@@ -436,8 +481,8 @@ impl<T: ConvElem> Conv1d<T> {
         let mut args: Vec<&dyn KernelArg> = vec![&src, &dst, &n, &mask, &w, &left, &mode];
         let taps;
         if plan.mask == MaskSource::Constant {
-            taps = mask_param(plan.kernel, target.param_sizes(plan.kernel)?, &self.taps)?;
-            args.push(&taps);
+            taps = self.params.arg(plan.kernel, target.param_sizes(plan.kernel)?, &self.taps)?;
+            args.push(&*taps);
         }
         // SAFETY: input and output are live views of `n` elements on this
         // GPU (checked above) and cannot overlap (one is borrowed
@@ -508,7 +553,7 @@ pub fn plan_1d<T: ConvElem>(limits: &DeviceLimits, w: usize, variant: Conv1dVari
     let global = mask == MaskSource::Global && algo != "basic";
     let kernel = match fast_fixed_chunks(w) {
         Some(chunks) if algo == "fast" && !global => fast_fixed_kernel(chunks, T::NAME)?,
-        _ => kernel_name(algo, global, T::NAME)?,
+        _ => short_mask_form(kernel_name(algo, global, T::NAME)?, w),
     };
     let tiles = n.div_ceil(tile);
     let grid = tiles.clamp(1, limits.max_grid_dim[0] as usize) as u32;
@@ -661,6 +706,39 @@ mod tests {
     }
 
     #[test]
+    fn short_mask_forms_differ_only_in_the_mask_parameter() {
+        for arch in crate::ptx::archs() {
+            let params = crate::ptx::entry_params(crate::ptx::text(arch).unwrap());
+            let of = |k: &str| params.iter().find(|(n, _)| n == k).map(|(_, p)| p.clone());
+            for &(long, short) in SHORT_MASK_KERNELS {
+                let (l, s) = (of(long).expect(long), of(short).expect(short));
+                let elem = if short.ends_with("f64") { 8 } else { 4 };
+                assert_eq!(l[..l.len() - 1], s[..s.len() - 1], "sm_{arch}: {long} vs {short}");
+                assert_eq!((l.last(), s.last()), (Some(&PARAM_MASK_BYTES), Some(&(FIXED_MASK_TAPS * elem))));
+            }
+        }
+    }
+
+    #[test]
+    fn masks_that_fit_take_the_short_forms() {
+        let l = DeviceLimits::H100;
+        let kernel = |w, v| plan_1d::<f32>(&l, w, v, 1 << 20).unwrap().kernel;
+        for w in [1, 7, 33, 64] {
+            assert_eq!(kernel(w, Conv1dVariant::Const), "conv1d_const_short_f32");
+            assert_eq!(kernel(w, Conv1dVariant::Tiled), "conv1d_tiled_short_f32");
+            assert_eq!(kernel(w, Conv1dVariant::TiledL2), "conv1d_tiled_l2_short_f32");
+        }
+        assert_eq!(kernel(33, Conv1dVariant::Fast), "conv1d_fast_short_f32");
+        assert_eq!(kernel(64, Conv1dVariant::Fast), "conv1d_fast_short_f32");
+        assert_eq!(kernel(65, Conv1dVariant::Fast), "conv1d_fast_f32");
+        assert_eq!(kernel(65, Conv1dVariant::Const), "conv1d_const_f32");
+        assert_eq!(plan_1d::<f64>(&l, 64, Conv1dVariant::TiledL2, 99).unwrap().kernel, "conv1d_tiled_l2_short_f64");
+        assert_eq!(short_mask_form("conv1d_basic_f32", 3), "conv1d_basic_f32");
+        assert_eq!(short_mask_form("conv2d_fast_f64", 64), "conv2d_fast_short_f64");
+        assert_eq!(short_mask_form("conv2d_fast_f64", 65), "conv2d_fast_f64");
+    }
+
+    #[test]
     fn names_parse() {
         for v in Conv1dVariant::ALL {
             assert_eq!(v.name().parse::<Conv1dVariant>().unwrap(), v);
@@ -681,7 +759,7 @@ mod tests {
         assert_eq!(p.grid as usize, (1usize << 27).div_ceil(FAST_OUTPUTS * 256));
         assert_eq!(p.shared_bytes as usize, fast_shared_elems(256, 31) * 4);
         let p = plan_1d::<f32>(&h, 5, Conv1dVariant::Tiled, 1000).unwrap();
-        assert_eq!((p.kernel, p.shared_bytes, p.grid), ("conv1d_tiled_f32", (256 + 4) * 4, 4));
+        assert_eq!((p.kernel, p.shared_bytes, p.grid), ("conv1d_tiled_short_f32", (256 + 4) * 4, 4));
         // The widest constant mask, and one more tap.
         let max = max_constant_taps::<f32>();
         assert_eq!(plan_1d::<f32>(&h, max, Conv1dVariant::Const, 9).unwrap().kernel, "conv1d_const_f32");
@@ -696,7 +774,9 @@ mod tests {
             assert_eq!(plan_1d::<f32>(&h, w, Conv1dVariant::Fast, 9).unwrap().kernel, k, "w = {w}");
         }
         assert_eq!(plan_1d::<f64>(&h, 9, Conv1dVariant::Auto, 9).unwrap().kernel, "conv1d_fast3_f64");
-        assert_eq!(plan_1d::<f32>(&h, FAST_FIXED_MAX + 1, Conv1dVariant::Fast, 9).unwrap().kernel, "conv1d_fast_f32");
+        let runtime = |w| plan_1d::<f32>(&h, w, Conv1dVariant::Fast, 9).unwrap().kernel;
+        assert_eq!(runtime(FAST_FIXED_MAX + 1), "conv1d_fast_short_f32");
+        assert_eq!(runtime(FIXED_MASK_TAPS + 1), "conv1d_fast_f32");
         assert!(fast_fixed_kernel(0, "f32").is_err() && fast_fixed_kernel(9, "f32").is_err());
         assert!(fast_fixed_kernel(1, "f16").is_err());
         // A tile that cannot fit: an error naming the limit, and Auto falls back.

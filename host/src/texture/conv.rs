@@ -53,7 +53,7 @@ use super::{
     fetches_per_thread, grid_2d,
 };
 use crate::conv::conv2d::{Conv2d, check_layout, check_mask_dims};
-use crate::conv::{Boundary, ConvOp, MaskSource, mask_param, max_constant_taps};
+use crate::conv::{Boundary, ConvOp, MaskSource, max_constant_taps};
 use crate::device::DeviceLimits;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
@@ -274,8 +274,8 @@ impl TexConv2d {
             vec![&handle, &dst, &width, &height, &pitch, &mask, &mw, &mh, &lx, &ly, &sx, &sy];
         let taps;
         if plan.mask == MaskSource::Constant {
-            taps = mask_param(plan.kernel, gpu.param_sizes(plan.kernel)?, self.conv.taps())?;
-            args.push(&taps);
+            taps = self.conv.mask_params().arg(plan.kernel, gpu.param_sizes(plan.kernel)?, self.conv.taps())?;
+            args.push(&*taps);
         }
         // SAFETY: a live one-channel texture of this context with this
         // extent and the coordinates its scale says; out holds the layout

@@ -13,7 +13,11 @@
 //! than the constant array holds. `conv1d_fast1_*` … `conv1d_fast8_*` are
 //! the fast kernel for masks of up to [`FAST_FIXED_MAX`] taps with the
 //! number of 4-tap chunks fixed at compile time ([`fast_fixed_chunks`]):
-//! the tap loop unrolled, each tap a constant-bank operand.
+//! the tap loop unrolled, each tap a constant-bank operand. The
+//! `conv1d_{const,tiled,tiled_l2,fast}_short_*` kernels are the run-time
+//! kernels with a mask parameter of [`FIXED_MASK_TAPS`](super::FIXED_MASK_TAPS)
+//! elements instead of [`PARAM_MASK_BYTES`](super::PARAM_MASK_BYTES) bytes,
+//! for masks of at most that many taps (cheaper launches).
 //!
 //! All take `(input, output, n, mask, w, left, mode)`: `n` elements in and
 //! out, `mask` a global copy of the `w` taps (read only by the
@@ -619,6 +623,14 @@ mod kernels {
     conv1d_kernel!(conv1d_tiled_l2_gm_f64, f64, tiled_l2, global);
     conv1d_kernel!(conv1d_fast_f64, f64, fast, (param RUNTIME));
     conv1d_kernel!(conv1d_fast_gm_f64, f64, fast, global);
+    conv1d_kernel!(conv1d_const_short_f32, f32, direct, (param FIXED_F32));
+    conv1d_kernel!(conv1d_tiled_short_f32, f32, tiled, (param FIXED_F32));
+    conv1d_kernel!(conv1d_tiled_l2_short_f32, f32, tiled_l2, (param FIXED_F32));
+    conv1d_kernel!(conv1d_fast_short_f32, f32, fast, (param FIXED_F32));
+    conv1d_kernel!(conv1d_const_short_f64, f64, direct, (param FIXED_F64));
+    conv1d_kernel!(conv1d_tiled_short_f64, f64, tiled, (param FIXED_F64));
+    conv1d_kernel!(conv1d_tiled_l2_short_f64, f64, tiled_l2, (param FIXED_F64));
+    conv1d_kernel!(conv1d_fast_short_f64, f64, fast, (param FIXED_F64));
     conv1d_kernel!(conv1d_fast1_f32, f32, fast::<_, _, 1>, (param FIXED_F32));
     conv1d_kernel!(conv1d_fast2_f32, f32, fast::<_, _, 2>, (param FIXED_F32));
     conv1d_kernel!(conv1d_fast3_f32, f32, fast::<_, _, 3>, (param FIXED_F32));

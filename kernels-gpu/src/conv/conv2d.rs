@@ -25,7 +25,8 @@
 //! own. The row pass reads only `mw` and `left_x` (its mask is `1 × mw`),
 //! the column pass only `mh` and `left_y`. The constant-mask kernels take
 //! one more, `taps`: the taps by value in the kernel's parameter space,
-//! [`PARAM_MASK_BYTES`](super::PARAM_MASK_BYTES) bytes (the strip kernels:
+//! [`PARAM_MASK_BYTES`](super::PARAM_MASK_BYTES) bytes (the strip kernels
+//! and the `_short` forms, [`SHORT_MASK_KERNELS`](super::SHORT_MASK_KERNELS):
 //! [`FIXED_MASK_TAPS`](super::FIXED_MASK_TAPS) elements), zeros after the
 //! last tap. Elements between `width` and
 //! `pitch` are never read or written. Blocks walk tiles grid-stride in
@@ -993,7 +994,7 @@ mod kernels {
                 unsafe { $algo::<$t, _>(img, output, GlobalTaps(mask), size, left) }
             }
         };
-        ($name:ident, $t:ty, $algo:ident, param) => {
+        ($name:ident, $t:ty, $algo:ident, (param $bytes:expr)) => {
             /// See the module documentation (`conv::conv2d`).
             ///
             /// # Safety
@@ -1016,7 +1017,7 @@ mod kernels {
                 left_x: u32,
                 left_y: u32,
                 mode: u32,
-                _taps: ParamBytes<PARAM_MASK_BYTES>,
+                _taps: ParamBytes<{ $bytes }>,
             ) {
                 let img = Image { p: input, width, height, pitch, mode };
                 crate::param_symbol!(Sym = $name, 11);
@@ -1073,18 +1074,24 @@ mod kernels {
     strip_kernel!(conv2d_strip7_f64, f64, 7);
 
     conv2d_kernel!(conv2d_basic_f32, f32, direct, global);
-    conv2d_kernel!(conv2d_const_f32, f32, direct, param);
-    conv2d_kernel!(conv2d_tiled_f32, f32, tiled, param);
+    conv2d_kernel!(conv2d_const_f32, f32, direct, (param PARAM_MASK_BYTES));
+    conv2d_kernel!(conv2d_const_short_f32, f32, direct, (param FIXED_MASK_TAPS * core::mem::size_of::<f32>()));
+    conv2d_kernel!(conv2d_tiled_f32, f32, tiled, (param PARAM_MASK_BYTES));
+    conv2d_kernel!(conv2d_tiled_short_f32, f32, tiled, (param FIXED_MASK_TAPS * core::mem::size_of::<f32>()));
     conv2d_kernel!(conv2d_tiled_gm_f32, f32, tiled, global);
-    conv2d_kernel!(conv2d_fast_f32, f32, fast_tile, param);
+    conv2d_kernel!(conv2d_fast_f32, f32, fast_tile, (param PARAM_MASK_BYTES));
+    conv2d_kernel!(conv2d_fast_short_f32, f32, fast_tile, (param FIXED_MASK_TAPS * core::mem::size_of::<f32>()));
     conv2d_kernel!(conv2d_fast_gm_f32, f32, fast_tile, global);
     conv2d_kernel!(conv2d_rows_f32, f32, rows, global);
     conv2d_kernel!(conv2d_cols_f32, f32, cols, global);
     conv2d_kernel!(conv2d_basic_f64, f64, direct, global);
-    conv2d_kernel!(conv2d_const_f64, f64, direct, param);
-    conv2d_kernel!(conv2d_tiled_f64, f64, tiled, param);
+    conv2d_kernel!(conv2d_const_f64, f64, direct, (param PARAM_MASK_BYTES));
+    conv2d_kernel!(conv2d_const_short_f64, f64, direct, (param FIXED_MASK_TAPS * core::mem::size_of::<f64>()));
+    conv2d_kernel!(conv2d_tiled_f64, f64, tiled, (param PARAM_MASK_BYTES));
+    conv2d_kernel!(conv2d_tiled_short_f64, f64, tiled, (param FIXED_MASK_TAPS * core::mem::size_of::<f64>()));
     conv2d_kernel!(conv2d_tiled_gm_f64, f64, tiled, global);
-    conv2d_kernel!(conv2d_fast_f64, f64, fast_tile, param);
+    conv2d_kernel!(conv2d_fast_f64, f64, fast_tile, (param PARAM_MASK_BYTES));
+    conv2d_kernel!(conv2d_fast_short_f64, f64, fast_tile, (param FIXED_MASK_TAPS * core::mem::size_of::<f64>()));
     conv2d_kernel!(conv2d_fast_gm_f64, f64, fast_tile, global);
     conv2d_kernel!(conv2d_rows_f64, f64, rows, global);
     conv2d_kernel!(conv2d_cols_f64, f64, cols, global);

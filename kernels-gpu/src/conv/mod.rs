@@ -37,8 +37,33 @@ pub const PARAM_MASK_BYTES: usize = 4000;
 
 /// Taps in the mask parameter of the compile-time kernels
 /// (`conv1d_fast1` … `conv1d_fast8`: at most 32; `conv2d_strip3/5/7`: at
-/// most 49): a small parameter for the kernels that run most often.
+/// most 49) and of the short-mask forms of the run-time kernels
+/// ([`SHORT_MASK_KERNELS`]): a small parameter for the kernels that run
+/// most often.
 pub const FIXED_MASK_TAPS: usize = 64;
+
+/// Each run-time constant-mask kernel with its short-mask form: the same
+/// code with a mask parameter of [`FIXED_MASK_TAPS`] elements instead of
+/// [`PARAM_MASK_BYTES`], for masks of at most that many taps. Every launch
+/// copies its parameters into the command stream; on the H100 a launch
+/// carrying 4000 bytes cost about 1 µs more than one carrying 256, which
+/// shows on inputs small enough for a kernel to take a few microseconds.
+pub const SHORT_MASK_KERNELS: &[(&str, &str)] = &[
+    ("conv1d_const_f32", "conv1d_const_short_f32"),
+    ("conv1d_tiled_f32", "conv1d_tiled_short_f32"),
+    ("conv1d_tiled_l2_f32", "conv1d_tiled_l2_short_f32"),
+    ("conv1d_fast_f32", "conv1d_fast_short_f32"),
+    ("conv1d_const_f64", "conv1d_const_short_f64"),
+    ("conv1d_tiled_f64", "conv1d_tiled_short_f64"),
+    ("conv1d_tiled_l2_f64", "conv1d_tiled_l2_short_f64"),
+    ("conv1d_fast_f64", "conv1d_fast_short_f64"),
+    ("conv2d_const_f32", "conv2d_const_short_f32"),
+    ("conv2d_tiled_f32", "conv2d_tiled_short_f32"),
+    ("conv2d_fast_f32", "conv2d_fast_short_f32"),
+    ("conv2d_const_f64", "conv2d_const_short_f64"),
+    ("conv2d_tiled_f64", "conv2d_tiled_short_f64"),
+    ("conv2d_fast_f64", "conv2d_fast_short_f64"),
+];
 
 /// The oldest architecture whose PTX carries [`LAUNCH_BOUNDS`].
 pub const LAUNCH_BOUNDS_MIN_SM: u32 = 90;
@@ -105,4 +130,16 @@ pub const LAUNCH_BOUNDS: &[(&str, u32, u32)] = &[
     ("conv2d_strip3_f64", 256, 2),
     ("conv2d_strip5_f64", 256, 2),
     ("conv2d_strip7_f64", 256, 2),
+    ("conv1d_const_short_f32", 256, 8),
+    ("conv1d_tiled_short_f32", 256, 6),
+    ("conv1d_tiled_l2_short_f32", 256, 6),
+    ("conv1d_fast_short_f32", 256, 5),
+    ("conv1d_const_short_f64", 256, 8),
+    ("conv1d_tiled_short_f64", 256, 6),
+    ("conv1d_tiled_l2_short_f64", 256, 6),
+    ("conv1d_fast_short_f64", 256, 4),
+    ("conv2d_const_short_f32", 256, 4),
+    ("conv2d_fast_short_f32", 256, 4),
+    ("conv2d_const_short_f64", 256, 4),
+    ("conv2d_fast_short_f64", 256, 2),
 ];
