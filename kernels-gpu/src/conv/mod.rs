@@ -45,9 +45,10 @@ pub const FIXED_MASK_TAPS: usize = 64;
 /// Each run-time constant-mask kernel with its short-mask form: the same
 /// code with a mask parameter of [`FIXED_MASK_TAPS`] elements instead of
 /// [`PARAM_MASK_BYTES`], for masks of at most that many taps. Every launch
-/// copies its parameters into the command stream; on the H100 a launch
-/// carrying 4000 bytes cost about 1 µs more than one carrying 256, which
-/// shows on inputs small enough for a kernel to take a few microseconds.
+/// copies its parameters into the command stream: on the H100,
+/// `conv1d_const` on 4096 samples took 5.1 µs per call with the 4000-byte
+/// parameter against 3.4–3.6 µs with the mask in a `__constant__` array,
+/// which shows wherever a kernel takes a few microseconds.
 pub const SHORT_MASK_KERNELS: &[(&str, &str)] = &[
     ("conv1d_const_f32", "conv1d_const_short_f32"),
     ("conv1d_tiled_f32", "conv1d_tiled_short_f32"),
