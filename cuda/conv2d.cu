@@ -541,31 +541,25 @@ extern "C" __global__ void LAUNCH_BOUNDS(256, 4) conv2d_basic_f32(CONV2D_PARAMS)
     direct(IMAGE, output, GlobalTaps{mask}, mw, mh, left_x, left_y);
 }
 
-extern "C" __global__ void LAUNCH_BOUNDS(256, 4) conv2d_const_f32(CONV2D_PARAMS, RUNTIME_PARAM) {
-    direct(IMAGE, output, ParamTaps{taps.v}, mw, mh, left_x, left_y);
-}
+// The constant-mask kernels, each in its run-time form (RUNTIME_PARAM) and
+// its short-mask form (FIXED_PARAM, for masks of at most 64 taps:
+// coalesce_kernels::conv::SHORT_MASK_KERNELS). The tiled kernel carries no
+// launch bounds (see coalesce_kernels::conv::LAUNCH_BOUNDS).
+#define KERNEL_PARAM(name, algo, PARAM, THREADS, BLOCKS)                                                   \
+    extern "C" __global__ void LAUNCH_BOUNDS(THREADS, BLOCKS) name(CONV2D_PARAMS, PARAM) {                  \
+        algo(IMAGE, output, ParamTaps{taps.v}, mw, mh, left_x, left_y);                                     \
+    }
+#define KERNEL_PARAM_UNBOUNDED(name, algo, PARAM)                                                          \
+    extern "C" __global__ void name(CONV2D_PARAMS, PARAM) {                                                 \
+        algo(IMAGE, output, ParamTaps{taps.v}, mw, mh, left_x, left_y);                                     \
+    }
 
-extern "C" __global__ void conv2d_tiled_f32(CONV2D_PARAMS, RUNTIME_PARAM) {
-    tiled(IMAGE, output, ParamTaps{taps.v}, mw, mh, left_x, left_y);
-}
-
-extern "C" __global__ void LAUNCH_BOUNDS(256, 4) conv2d_fast_f32(CONV2D_PARAMS, RUNTIME_PARAM) {
-    fast<LOAD_ROWS_FAST>(IMAGE, output, ParamTaps{taps.v}, mw, mh, left_x, left_y);
-}
-
-// Short-mask forms (coalesce_kernels::conv::SHORT_MASK_KERNELS): the same
-// kernels with a FIXED_TAPS parameter, for masks of at most 64 taps.
-extern "C" __global__ void LAUNCH_BOUNDS(256, 4) conv2d_const_short_f32(CONV2D_PARAMS, FIXED_PARAM) {
-    direct(IMAGE, output, ParamTaps{taps.v}, mw, mh, left_x, left_y);
-}
-
-extern "C" __global__ void conv2d_tiled_short_f32(CONV2D_PARAMS, FIXED_PARAM) {
-    tiled(IMAGE, output, ParamTaps{taps.v}, mw, mh, left_x, left_y);
-}
-
-extern "C" __global__ void LAUNCH_BOUNDS(256, 4) conv2d_fast_short_f32(CONV2D_PARAMS, FIXED_PARAM) {
-    fast<LOAD_ROWS_FAST>(IMAGE, output, ParamTaps{taps.v}, mw, mh, left_x, left_y);
-}
+KERNEL_PARAM(conv2d_const_f32, direct, RUNTIME_PARAM, 256, 4)
+KERNEL_PARAM(conv2d_const_short_f32, direct, FIXED_PARAM, 256, 4)
+KERNEL_PARAM_UNBOUNDED(conv2d_tiled_f32, tiled, RUNTIME_PARAM)
+KERNEL_PARAM_UNBOUNDED(conv2d_tiled_short_f32, tiled, FIXED_PARAM)
+KERNEL_PARAM(conv2d_fast_f32, fast<LOAD_ROWS_FAST>, RUNTIME_PARAM, 256, 4)
+KERNEL_PARAM(conv2d_fast_short_f32, fast<LOAD_ROWS_FAST>, FIXED_PARAM, 256, 4)
 
 // Separable passes: the fast kernel with a 1 x mw mask (rows) or an
 // mh x 1 mask (columns), taps from global memory.

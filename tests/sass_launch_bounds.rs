@@ -76,8 +76,8 @@ fn twins_carry_the_same_launch_bounds() {
 }
 
 /// `(name, T, B)` of each twin: `KERNEL_GM(name, algo, T, B)` and
-/// `KERNEL_PARAM(name, algo, taps, T, B)` in the 1D file,
-/// `LAUNCH_BOUNDS(T, B) name(` in the 2D file.
+/// `KERNEL_PARAM(name, algo, taps, T, B)` (both files), and
+/// `LAUNCH_BOUNDS(T, B) name(` (the 2D file's other kernels).
 fn twin_bounds(src: &str) -> Vec<(String, u32, u32)> {
     let num = |s: &str| s.trim().parse::<u32>().unwrap_or_else(|e| panic!("`{s}`: {e}"));
     let mut out = Vec::new();
