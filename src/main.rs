@@ -245,7 +245,7 @@ fn reduce_bench(gpu: &Gpu, args: &ReduceArgs) -> Result<(), BenchError> {
 
 #[derive(Args)]
 struct ConvArgs {
-    /// Mask widths, comma-separated [default: 3,7,15,31,63,127; 3,31 with --quick].
+    /// Mask widths, comma-separated [default: 3,7,15,31,63,127,255; 3,31 with --quick].
     #[arg(long, value_delimiter = ',')]
     widths: Option<Vec<usize>>,
     /// Input lengths, comma-separated, numbers or 2^k [default: 2^20,2^22,2^24,2^26,2^27,2^28].

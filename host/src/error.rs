@@ -234,6 +234,16 @@ pub enum Error {
         message: String,
     },
 
+    /// What this device, element type or mask cannot do (tensor-core
+    /// kernels on a GPU older than sm_80, or on `f64` data).
+    #[error("{op}: {message}")]
+    Unsupported {
+        /// The operation.
+        op: &'static str,
+        /// What is missing, and what to use instead.
+        message: String,
+    },
+
     /// A 2D extent (width × height, in elements) with a zero side.
     #[error("{op}: a {width} x {height} extent (width x height, elements) is empty; both must be at least 1")]
     ZeroExtent {

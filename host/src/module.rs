@@ -148,9 +148,29 @@ impl ModuleState {
         }
         let func = self.kernel_info(gpu, name)?.func;
         gpu.bind()?;
+        // The occupancy calculator counts a block above the default
+        // per-block limit as not fitting until the kernel has opted in.
+        self.allow_dynamic_shared(gpu, name, dynamic_shared)?;
         let n = driver::occupancy_blocks_per_sm(func, threads, dynamic_shared)?;
         self.occupancy.lock().unwrap_or_else(|p| p.into_inner()).insert(key, n);
         Ok(n)
+    }
+
+    /// Lets kernel `name` take `bytes` of dynamic shared memory: above the
+    /// default per-block limit a kernel must opt in (to the device's most;
+    /// the launch's validation has checked `bytes` against it). The
+    /// context is bound.
+    fn allow_dynamic_shared(&self, gpu: &Gpu, name: &'static str, bytes: usize) -> Result<()> {
+        let info = self.kernel_info(gpu, name)?;
+        if bytes > info.dynamic_shared_allowed as usize {
+            let most = gpu.info().limits.max_shared_per_block_optin - info.limits.static_shared_bytes;
+            driver::set_max_dynamic_shared(info.func, most)?;
+            let mut cache = self.kernels.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(k) = cache.get_mut(name) {
+                k.dynamic_shared_allowed = most;
+            }
+        }
+        Ok(())
     }
 
     /// Launches `name` on `gpu`'s stream.
@@ -183,15 +203,7 @@ impl ModuleState {
             value: v.value,
         })?;
         gpu.bind()?;
-        if cfg.shared_mem_bytes > info.dynamic_shared_allowed {
-            // Above the default per-block limit a kernel must opt in.
-            let most = limits.max_shared_per_block_optin - info.limits.static_shared_bytes;
-            driver::set_max_dynamic_shared(info.func, most)?;
-            let mut cache = self.kernels.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(k) = cache.get_mut(name) {
-                k.dynamic_shared_allowed = most;
-            }
-        }
+        self.allow_dynamic_shared(gpu, name, cfg.shared_mem_bytes as usize)?;
         let mut raw: Vec<*mut std::ffi::c_void> = args.iter().map(|a| a.as_arg_ptr()).collect();
         let kernel_error = |source: DriverError| {
             if source.is_sticky() {

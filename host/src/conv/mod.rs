@@ -39,13 +39,17 @@
 //! [`Conv1dVariant::Const`] then runs the basic kernel). The plan returned
 //! by [`Conv1d::run`] says what ran.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use bytemuck::Pod;
 use cust::memory::DeviceCopy;
 
 pub use coalesce_kernels::conv::conv1d::{
     FAST_FIXED_MAX, FAST_OUTPUTS, fast_fixed_chunks, fast_shared_elems, tiled_l2_shared_elems, tiled_shared_elems,
+};
+pub use coalesce_kernels::conv::tensor::{
+    TC_MIN_TAPS, TC_THREADS, TC_TILE, round_tf32, tc_ksteps, tc_mask_table, tc_padded, tc_shared_bytes, tc_span,
+    tc_table_floats,
 };
 pub use coalesce_kernels::conv::{Boundary, FIXED_MASK_TAPS, PARAM_MASK_BYTES, SHORT_MASK_KERNELS};
 
@@ -250,6 +254,10 @@ pub enum Conv1dVariant {
     /// Register blocking: [`FAST_OUTPUTS`] outputs per thread over a shared
     /// tile, four-wide shared reads.
     Fast,
+    /// Tensor cores (`mma.sync` TF32, sm_80 and newer, `f32` only): the
+    /// mask as a banded Toeplitz matrix times the input as a Hankel matrix,
+    /// at the convolution's [`Precision`] (see `conv::tensor`).
+    Tensor,
 }
 
 impl Conv1dVariant {
@@ -266,6 +274,7 @@ impl Conv1dVariant {
             Conv1dVariant::Tiled => "tiled",
             Conv1dVariant::TiledL2 => "tiled_l2",
             Conv1dVariant::Fast => "fast",
+            Conv1dVariant::Tensor => "tensor",
         }
     }
 
@@ -291,6 +300,7 @@ impl Conv1dVariant {
             Conv1dVariant::Fast | Conv1dVariant::Auto => {
                 fast_shared_elems(threads, w as usize) as f64 / (FAST_OUTPUTS as f64 * t)
             }
+            Conv1dVariant::Tensor => tc_span(w as usize) as f64 / TC_TILE as f64,
         }
     }
 
@@ -310,9 +320,72 @@ impl std::str::FromStr for Conv1dVariant {
     fn from_str(s: &str) -> std::result::Result<Self, String> {
         Conv1dVariant::ALL
             .into_iter()
-            .chain([Conv1dVariant::Auto])
+            .chain([Conv1dVariant::Tensor, Conv1dVariant::Auto])
             .find(|v| v.name() == s)
-            .ok_or_else(|| format!("unknown variant `{s}` (basic, const, tiled, tiled_l2, fast, auto)"))
+            .ok_or_else(|| format!("unknown variant `{s}` (basic, const, tiled, tiled_l2, fast, tensor, auto)"))
+    }
+}
+
+/// The arithmetic of the tensor-core kernels ([`Conv1dVariant::Tensor`]);
+/// the FMA kernels always compute in the element type.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Precision {
+    /// `f32` accuracy: each product from three TF32 products of split
+    /// operands, within the error bound the FMA kernels are tested at
+    /// ([`reference::Checked`]).
+    #[default]
+    F32,
+    /// One TF32 product per tap (inputs truncated to 10 mantissa bits,
+    /// taps rounded to 10): about three times less tensor-core work, with
+    /// a relative error per product of at most `3·2^−11`
+    /// ([`Precision::tf32_error_bound`]).
+    Tf32,
+}
+
+impl Precision {
+    /// Both precisions, the default first.
+    pub const ALL: [Precision; 2] = [Precision::F32, Precision::Tf32];
+
+    /// Short name (`f32`, `tf32`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::F32 => "f32",
+            Precision::Tf32 => "tf32",
+        }
+    }
+
+    /// The tensor-core kernel of this precision.
+    pub fn tensor_kernel(self) -> &'static str {
+        match self {
+            Precision::F32 => "conv1d_tensor_f32",
+            Precision::Tf32 => "conv1d_tensor_tf32_f32",
+        }
+    }
+
+    /// The error bound of [`Precision::Tf32`] for an output whose terms'
+    /// magnitudes sum to `abs` over `w` taps: `3·2^−11` per product (the
+    /// input's truncation, `2^−10`, and the tap's rounding, `2^−11`), plus
+    /// the `f32` bound of the sum (`(w + 2)·2^−24`) and `w` smallest
+    /// normals for underflow.
+    pub fn tf32_error_bound(w: usize, abs: f64) -> f64 {
+        (3.0 * 2f64.powi(-11) + (w as f64 + 2.0) * 2f64.powi(-24)) * abs + w as f64 * f32::MIN_POSITIVE as f64
+    }
+}
+
+impl std::str::FromStr for Precision {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        Precision::ALL.into_iter().find(|p| p.name() == s).ok_or_else(|| format!("unknown precision `{s}` (f32, tf32)"))
+    }
+}
+
+/// The narrowest `f32` mask for which [`Conv1dVariant::Auto`] runs the
+/// tensor-core kernel on sm_80 and newer, per precision: below it the fast
+/// FMA kernel is faster (measured crossovers: `docs/convolution.md`).
+pub const fn tensor_auto_min_taps(precision: Precision) -> usize {
+    match precision {
+        Precision::F32 => 40,
+        Precision::Tf32 => 40,
     }
 }
 
@@ -361,6 +434,10 @@ pub struct Conv1d<T: ConvElem> {
     mode: Boundary,
     mask: Arc<DeviceBuffer<T>>,
     params: Arc<MaskParams>,
+    precision: Precision,
+    /// The tensor-core kernels' mask table ([`tc_mask_table`]), built on
+    /// first use and shared by the clones [`Conv1d::on`] makes.
+    table: Arc<Mutex<Option<Arc<DeviceBuffer<f32>>>>>,
 }
 
 impl<T: ConvElem> Conv1d<T> {
@@ -379,7 +456,80 @@ impl<T: ConvElem> Conv1d<T> {
         let (taps, left) = op.correlation_taps(mask);
         let dev = gpu.upload(&taps)?;
         let params = Arc::new(MaskParams::new(&taps));
-        Ok(Conv1d { gpu: gpu.clone(), taps, left, op, mode, mask: Arc::new(dev), params })
+        Ok(Conv1d {
+            gpu: gpu.clone(),
+            taps,
+            left,
+            op,
+            mode,
+            mask: Arc::new(dev),
+            params,
+            precision: Precision::F32,
+            table: Arc::new(Mutex::new(None)),
+        })
+    }
+
+    /// This convolution computing at `precision` on the tensor cores (the
+    /// FMA kernels are not affected). Default [`Precision::F32`].
+    pub fn with_precision(mut self, precision: Precision) -> Self {
+        self.precision = precision;
+        self
+    }
+
+    /// The tensor-core precision.
+    pub fn precision(&self) -> Precision {
+        self.precision
+    }
+
+    /// Whether the tensor-core kernel can run this convolution here, and
+    /// if not, why: `f32` data, at least [`TC_MIN_TAPS`] finite taps, a
+    /// device of sm_80 or newer
+    /// whose loaded module holds the kernel, and a mask table that fits in
+    /// shared memory.
+    pub fn tensor_support(&self) -> std::result::Result<(), String> {
+        if T::NAME != "f32" {
+            return Err(format!("the tensor-core kernels take f32 data, not {}", T::NAME));
+        }
+        if self.taps.len() < TC_MIN_TAPS {
+            return Err(format!(
+                "the tensor-core kernels take masks of at least {TC_MIN_TAPS} taps, not {} (narrower masks run at \
+                 the memory floor on the FMA kernels)",
+                self.taps.len()
+            ));
+        }
+        if self.taps.iter().any(|t| !t.to_f64().is_finite()) {
+            return Err("the mask holds an infinity or a NaN (the FMA kernels propagate them)".into());
+        }
+        let info = self.gpu.info();
+        if info.cc_major < 8 || self.gpu.param_sizes(self.precision.tensor_kernel()).is_err() {
+            return Err(format!(
+                "{} is sm_{}{}; the tensor-core kernels need sm_80 or newer and PTX built for it",
+                info.name, info.cc_major, info.cc_minor
+            ));
+        }
+        let need = tc_shared_bytes(self.taps.len());
+        let have = info.limits.max_shared_per_block_optin as usize;
+        if need > have {
+            return Err(format!(
+                "a {}-tap mask needs {need} bytes of shared memory on the tensor cores; this device allows {have}",
+                self.taps.len()
+            ));
+        }
+        Ok(())
+    }
+
+    /// The tensor-core mask table on the device, built on first use.
+    fn tensor_table(&self) -> Result<Arc<DeviceBuffer<f32>>> {
+        let mut slot = self.table.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(t) = slot.as_ref() {
+            return Ok(t.clone());
+        }
+        let taps: Vec<f32> = self.taps.iter().map(|t| t.to_f64() as f32).collect();
+        let mut table = vec![0.0f32; tc_table_floats(taps.len())];
+        tc_mask_table(&taps, &mut table);
+        let dev = Arc::new(self.gpu.upload(&table)?);
+        *slot = Some(dev.clone());
+        Ok(dev)
     }
 
     /// This convolution on `stream` (same mask, shared): its runs are
@@ -390,6 +540,7 @@ impl<T: ConvElem> Conv1d<T> {
             taps: self.taps.clone(),
             mask: self.mask.clone(),
             params: self.params.clone(),
+            table: self.table.clone(),
             ..*self
         })
     }
@@ -433,8 +584,19 @@ impl<T: ConvElem> Conv1d<T> {
     /// blocks the device keeps resident ([`persistent_grid`]), so each
     /// block pipelines several tiles.
     pub fn plan(&self, variant: Conv1dVariant, n: usize) -> Result<Conv1dPlan> {
-        let plan = plan_1d::<T>(&self.gpu.info().limits, self.taps.len(), variant, n)?;
-        if plan.variant != Conv1dVariant::Fast {
+        let w = self.taps.len();
+        let variant = match variant {
+            Conv1dVariant::Tensor => {
+                self.tensor_support().map_err(|message| Error::Unsupported { op: "conv1d", message })?;
+                Conv1dVariant::Tensor
+            }
+            Conv1dVariant::Auto if w >= tensor_auto_min_taps(self.precision) && self.tensor_support().is_ok() => {
+                Conv1dVariant::Tensor
+            }
+            v => v,
+        };
+        let plan = plan_1d_at::<T>(&self.gpu.info().limits, w, variant, self.precision, n)?;
+        if !matches!(plan.variant, Conv1dVariant::Fast | Conv1dVariant::Tensor) {
             return Ok(plan);
         }
         let per_sm = self.gpu.max_active_blocks_per_sm(plan.kernel, plan.threads, plan.shared_bytes as usize)?;
@@ -480,7 +642,13 @@ impl<T: ConvElem> Conv1d<T> {
         let (src, dst) = (input.device_ptr(), output.device_ptr());
         let mut args: Vec<&dyn KernelArg> = vec![&src, &dst, &n, &mask, &w, &left, &mode];
         let taps;
-        if plan.mask == MaskSource::Constant {
+        let table;
+        let table_ptr;
+        if plan.variant == Conv1dVariant::Tensor {
+            table = self.tensor_table()?;
+            table_ptr = table.device_ptr();
+            args.push(&table_ptr);
+        } else if plan.mask == MaskSource::Constant {
             taps = self.params.arg(plan.kernel, target.param_sizes(plan.kernel)?, &self.taps)?;
             args.push(&*taps);
         }
@@ -488,7 +656,8 @@ impl<T: ConvElem> Conv1d<T> {
         // GPU (checked above) and cannot overlap (one is borrowed
         // mutably); the mask buffer holds `w` taps, and so does the mask
         // parameter of a constant kernel; `left < w`; the dynamic shared
-        // memory is the kernel's layout function's size.
+        // memory is the kernel's layout function's size; the tensor
+        // kernels' table is the taps' tc_mask_table.
         unsafe { target.launch(plan.kernel, &plan.launch_config(), &args)? };
         Ok(plan)
     }
@@ -519,6 +688,20 @@ impl<T: ConvElem> std::fmt::Debug for Conv1d<T> {
 /// of `w` taps of `T`, `variant`, `n` elements (no GPU needed: the
 /// planning is plain arithmetic over the limits).
 pub fn plan_1d<T: ConvElem>(limits: &DeviceLimits, w: usize, variant: Conv1dVariant, n: usize) -> Result<Conv1dPlan> {
+    plan_1d_at::<T>(limits, w, variant, Precision::F32, n)
+}
+
+/// [`plan_1d`] with the tensor-core kernels at `precision` (which decides
+/// the kernel [`Conv1dVariant::Tensor`] names; `Auto` is resolved to the
+/// FMA kernels here: [`Conv1d::plan`] picks the tensor cores where the
+/// device has them).
+pub fn plan_1d_at<T: ConvElem>(
+    limits: &DeviceLimits,
+    w: usize,
+    variant: Conv1dVariant,
+    precision: Precision,
+    n: usize,
+) -> Result<Conv1dPlan> {
     if w == 0 {
         return Err(Error::InvalidArgument { op: "conv1d", message: "the mask is empty (width 0)".into() });
     }
@@ -540,7 +723,14 @@ pub fn plan_1d<T: ConvElem>(limits: &DeviceLimits, w: usize, variant: Conv1dVari
         Conv1dVariant::Tiled => ("tiled", tiled_shared_elems(t, w), t),
         Conv1dVariant::TiledL2 => ("tiled_l2", tiled_l2_shared_elems(t), t),
         Conv1dVariant::Fast | Conv1dVariant::Auto => ("fast", fast_shared_elems(t, w), FAST_OUTPUTS * t),
+        Conv1dVariant::Tensor => ("tensor", tc_shared_bytes(w) / size, TC_TILE),
     };
+    if variant == Conv1dVariant::Tensor && T::NAME != "f32" {
+        return Err(Error::Unsupported {
+            op: "conv1d",
+            message: format!("the tensor-core kernels take f32 data, not {}", T::NAME),
+        });
+    }
     let shared_bytes = fits(shared_elems).ok_or_else(|| Error::InvalidArgument {
         op: "conv1d",
         message: format!(
@@ -552,15 +742,17 @@ pub fn plan_1d<T: ConvElem>(limits: &DeviceLimits, w: usize, variant: Conv1dVari
     })?;
     let global = mask == MaskSource::Global && algo != "basic";
     let kernel = match fast_fixed_chunks(w) {
+        _ if algo == "tensor" => precision.tensor_kernel(),
         Some(chunks) if algo == "fast" && !global => fast_fixed_kernel(chunks, T::NAME)?,
         _ => short_mask_form(kernel_name(algo, global, T::NAME)?, w),
     };
     let tiles = n.div_ceil(tile);
     let grid = tiles.clamp(1, limits.max_grid_dim[0] as usize) as u32;
+    let threads = if algo == "tensor" { TC_THREADS as u32 } else { threads };
     Ok(Conv1dPlan {
         variant,
         kernel,
-        mask: if algo == "basic" { MaskSource::Global } else { mask },
+        mask: if algo == "basic" || algo == "tensor" { MaskSource::Global } else { mask },
         threads,
         grid,
         shared_bytes: shared_bytes as u32,
@@ -813,7 +1005,11 @@ mod tests {
         for sm in archs {
             let ptx = crate::ptx::text(sm).unwrap();
             for &(name, threads, blocks) in LAUNCH_BOUNDS {
-                let d = entry_directives(ptx, name).unwrap_or_else(|| panic!("sm_{sm}: no entry {name}"));
+                let Some(d) = entry_directives(ptx, name) else {
+                    // The tensor-core kernels exist from sm_80 on only.
+                    assert!(sm < 80 && name.contains("_tensor_"), "sm_{sm}: no entry {name}");
+                    continue;
+                };
                 let want = format!(".maxntid {threads}, 1, 1\n.minnctapersm {blocks}");
                 if sm >= LAUNCH_BOUNDS_MIN_SM {
                     assert_eq!(d, want, "sm_{sm}: {name}");

@@ -113,6 +113,21 @@ pub fn correlate1d_checked<T: ConvElem + Default>(
     left: usize,
     mode: Boundary,
 ) -> Result<Vec<Checked>> {
+    let gamma = (taps.len() as f64 + 2.0) * T::UNIT_ROUNDOFF;
+    let w = taps.len() as f64;
+    correlate1d_bounded(input, taps, left, mode, |abs| gamma * abs + w * T::MIN_NORMAL)
+}
+
+/// [`correlate1d_checked`] with the bound of each output given by `bound`
+/// from the sum of its terms' magnitudes (for arithmetic other than the
+/// element type's own, such as the TF32 tensor-core products).
+pub fn correlate1d_bounded<T: ConvElem + Default>(
+    input: &[T],
+    taps: &[T],
+    left: usize,
+    mode: Boundary,
+    bound: impl Fn(f64) -> f64 + Sync,
+) -> Result<Vec<Checked>> {
     if taps.is_empty() {
         return Err(Error::InvalidArgument { op: "reference::correlate1d", message: "the mask is empty".into() });
     }
@@ -125,7 +140,6 @@ pub fn correlate1d_checked<T: ConvElem + Default>(
     let w = taps.len();
     let ext = extend(input, left, w - 1 - left, mode);
     let taps: Vec<f64> = taps.iter().map(|t| t.to_f64()).collect();
-    let gamma = (w as f64 + 2.0) * T::UNIT_ROUNDOFF;
     Ok((0..input.len())
         .into_par_iter()
         .map(|i| {
@@ -135,7 +149,7 @@ pub fn correlate1d_checked<T: ConvElem + Default>(
                 value += p;
                 abs += p.abs();
             }
-            Checked { value, bound: gamma * abs + w as f64 * T::MIN_NORMAL }
+            Checked { value, bound: bound(abs) }
         })
         .collect())
 }

@@ -14,6 +14,8 @@
 //!   host sizes launches with.
 //! * [`conv2d`]: the 2D kernels (basic, constant mask, tiled, fast) and
 //!   the separable row and column passes, with their layouts.
+//! * [`tensor`]: 1D convolution on tensor cores (sm_80 and newer, `f32`),
+//!   with `f32` accuracy from split TF32 products.
 //! * [`PARAM_MASK_BYTES`], [`FIXED_MASK_TAPS`]: the mask parameters of
 //!   the constant-memory kernels.
 
@@ -22,6 +24,7 @@ pub mod conv1d;
 pub mod conv2d;
 #[cfg(target_arch = "nvptx64")]
 pub mod elem;
+pub mod tensor;
 
 pub use boundary::{Boundary, map_index};
 
@@ -143,4 +146,6 @@ pub const LAUNCH_BOUNDS: &[(&str, u32, u32)] = &[
     ("conv2d_fast_short_f32", 256, 4),
     ("conv2d_const_short_f64", 256, 4),
     ("conv2d_fast_short_f64", 256, 2),
+    ("conv1d_tensor_f32", 128, 4),
+    ("conv1d_tensor_tf32_f32", 128, 4),
 ];

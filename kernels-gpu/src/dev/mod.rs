@@ -31,6 +31,8 @@ pub mod constant;
 #[cfg(target_arch = "nvptx64")]
 pub mod index;
 #[cfg(target_arch = "nvptx64")]
+pub mod mma;
+#[cfg(target_arch = "nvptx64")]
 pub mod param;
 #[cfg(target_arch = "nvptx64")]
 pub mod pipeline;

@@ -1,0 +1,64 @@
+//! SASS of the tensor-core kernels (no GPU needed): on sm_90 they run
+//! `HMMA` (three per column group and step at `f32` precision, one at
+//! TF32), bring their inputs in by `cp.async` (`LDGSTS`), read shared
+//! memory 64 and 128 bits at a time, and keep everything in registers (no
+//! stack frame, no spills, no local memory). The sm_70 PTX holds none of
+//! them (TF32 `mma` needs sm_80), and the throughput probes compile to
+//! what they measure.
+
+mod common;
+
+use coalesce::conv::Precision;
+use coalesce::inspect::Compiled;
+use coalesce::ptx;
+use common::sass::compiled;
+
+fn ops(c: &Compiled, k: &str) -> Vec<String> {
+    c.kernel(k)
+        .unwrap_or_else(|| panic!("sm_{}: {k} is not in the module", c.arch))
+        .iter()
+        .map(|i| i.opcode.clone())
+        .collect()
+}
+
+fn count(ops: &[String], prefix: &str) -> usize {
+    ops.iter().filter(|o| o.starts_with(prefix)).count()
+}
+
+#[test]
+fn tensor_kernels_run_hmma_from_registers() {
+    for c in compiled("tensor_kernels_run_hmma_from_registers").into_iter().filter(|c| c.arch >= 80) {
+        for precision in Precision::ALL {
+            let k = precision.tensor_kernel();
+            let o = ops(&c, k);
+            let hmma = count(&o, "HMMA.1688.F32.TF32");
+            // Eight column groups per warp and two steps per pass of the
+            // step loop: 16 (TF32) or 48 (f32) HMMA in its body.
+            let per_step = if precision == Precision::F32 { 3 } else { 1 };
+            assert!(hmma >= 16 * per_step, "sm_{} {k}: {hmma} HMMA", c.arch);
+            assert!(count(&o, "LDGSTS") >= 1, "sm_{} {k}: no cp.async", c.arch);
+            assert!(o.iter().any(|x| x == "LDS.64") && o.iter().any(|x| x == "LDS.128"), "sm_{} {k}", c.arch);
+            assert!(!o.iter().any(|x| x.starts_with("LDL") || x.starts_with("STL")), "sm_{} {k}: local memory", c.arch);
+            let r = c.resources.iter().find(|r| r.name == k).expect("resources");
+            println!("sm_{} {k}: {hmma} HMMA, {} registers", c.arch, r.registers);
+            assert_eq!((r.stack_frame, r.spill_stores, r.spill_loads), (0, 0, 0), "sm_{} {k}", c.arch);
+        }
+        let peak = ops(&c, "tc_peak_mma_tf32");
+        assert!(count(&peak, "HMMA.1688.F32.TF32") >= 8, "sm_{}", c.arch);
+        assert!(count(&ops(&c, "tc_peak_ffma"), "FFMA") >= 8, "sm_{}", c.arch);
+    }
+}
+
+#[test]
+fn sm70_ptx_has_no_tensor_kernels() {
+    let Some(text) = ptx::text(70) else {
+        eprintln!("sm70_ptx_has_no_tensor_kernels: skipped: no sm_70 PTX embedded");
+        return;
+    };
+    for k in ["conv1d_tensor_f32", "conv1d_tensor_tf32_f32", "tc_peak_mma_tf32"] {
+        assert!(!text.contains(&format!(".entry {k}(")), "sm_70 PTX holds {k}");
+    }
+    assert!(!text.contains("mma.sync"), "sm_70 PTX holds an mma");
+    let sm90 = ptx::text(90).expect("sm_90 PTX embedded");
+    assert!(sm90.contains(".entry conv1d_tensor_f32("));
+}
