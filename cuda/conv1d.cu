@@ -300,3 +300,158 @@ KERNEL_PARAM(conv1d_fast5_f32, FAST(ParamMask, 5), FIXED_TAPS, 256, 5)
 KERNEL_PARAM(conv1d_fast6_f32, FAST(ParamMask, 6), FIXED_TAPS, 256, 5)
 KERNEL_PARAM(conv1d_fast7_f32, FAST(ParamMask, 7), FIXED_TAPS, 256, 5)
 KERNEL_PARAM(conv1d_fast8_f32, FAST(ParamMask, 8), FIXED_TAPS, 256, 5)
+
+// ---- Tensor cores (kernels-gpu/src/conv/tensor.rs) ----
+//
+// The mask as a banded Toeplitz matrix A (16 x 8 per step) times the input
+// as a Hankel matrix B (8 x 8: eight columns of 16 outputs), with
+// mma.sync.m16n8k8 TF32; the step's k index permuted so that lane (g, t)
+// holds input rows 2t and 2t + 1 (one 64-bit shared load). f32 accuracy
+// from three products of split operands (heads rounded to nearest with
+// ties away, the remainders passed whole), the two small products
+// accumulated apart. Tiles are double-buffered: the next tile's inputs
+// arrive by cp.async while the current one is computed. A tile with an
+// infinite or NaN output is computed again with plain FMAs. The host
+// passes the mask table (coalesce_kernels::conv::tensor::tc_mask_table).
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+#define TC_WARPS 4
+#define TC_THREADS (32 * TC_WARPS)
+#define TC_COLUMN_TILES 8
+#define TC_TILE (16 * 8 * TC_COLUMN_TILES * TC_WARPS)
+
+__device__ __forceinline__ size_t tc_ksteps(size_t w) { return 2 * ((w + 15 + 15) / 16); }
+__device__ __forceinline__ size_t tc_padded(size_t i) { return 24 * (i / 16) + i % 16; }
+
+__device__ __forceinline__ void mma_tf32(float (&acc)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};"
+        : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// x's TF32 head (rounded to nearest, ties away) and the remainder x - head.
+__device__ __forceinline__ void split_tf32(float x, unsigned& head, unsigned& rest) {
+    head = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
+    rest = __float_as_uint(x - __uint_as_float(head));
+}
+
+__device__ __forceinline__ bool non_finite(float x) { return (__float_as_uint(x) & 0x7f800000u) == 0x7f800000u; }
+
+template <bool PRECISE>
+__device__ __forceinline__ void tensor(const float* input, float* output, size_t n, const float* mask, size_t w,
+                                       size_t left, unsigned mode, const float* table) {
+    extern __shared__ __align__(16) float smem[];
+    const size_t t = threadIdx.x, lane = t % 32, warp = t / 32, g = lane / 4, tq = lane % 4;
+    const size_t steps = tc_ksteps(w), span = TC_TILE + 8 * steps;
+    const size_t table_floats = steps * 2 * 32 * 4, buf_floats = tc_padded(span);
+    for (size_t i = t; 4 * i < table_floats; i += TC_THREADS) {
+        unsigned d = (unsigned)__cvta_generic_to_shared(smem + 4 * i);
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(table + 4 * i));
+    }
+    asm volatile("cp.async.commit_group;");
+    const size_t misaligned = ((size_t)input / 4) % 4;
+    const size_t sh = (misaligned + 4 - left % 4) % 4;
+    const size_t tiles = (n + sh + TC_TILE - 1) / TC_TILE;
+    auto first = [&](size_t b) { return (long long)(b * TC_TILE) - (long long)sh; };
+    auto interior = [&](size_t b) {
+        long long origin = first(b) - (long long)left;
+        return origin >= 0 && (size_t)origin + span <= n;
+    };
+    auto prefetch = [&](size_t b, float* dst) {
+        const float* p = input + (first(b) - (long long)left);
+        for (size_t k = t; k < span / 4; k += TC_THREADS) {
+            unsigned d = (unsigned)__cvta_generic_to_shared(dst + tc_padded(4 * k));
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(p + 4 * k));
+        }
+    };
+    const size_t col0 = warp * 8 * TC_COLUMN_TILES + g;
+    size_t b = blockIdx.x, cur = 0;
+    if (b < tiles && interior(b)) prefetch(b, smem + table_floats);
+    asm volatile("cp.async.commit_group;");
+    while (b < tiles) {
+        const size_t next = b + gridDim.x;
+        if (next < tiles && interior(next)) prefetch(next, smem + table_floats + (cur ^ 1) * buf_floats);
+        asm volatile("cp.async.commit_group;");
+        float* data = smem + table_floats + cur * buf_floats;
+        asm volatile("cp.async.wait_group 1;" ::: "memory");
+        if (!interior(b)) {
+            const long long origin = first(b) - (long long)left;
+            for (size_t i = t; i < span; i += TC_THREADS) data[tc_padded(i)] = fetch(input, n, origin + (long long)i, mode);
+        }
+        __syncthreads();
+        const float* bp = data + 24 * col0 + 2 * tq;
+        const unsigned* ap = reinterpret_cast<const unsigned*>(smem) + 4 * lane;
+        float big[TC_COLUMN_TILES][4] = {}, small[TC_COLUMN_TILES][4] = {};
+        for (size_t p = 0; p < steps / 2; ++p) {
+#pragma unroll
+            for (size_t half = 0; half < 2; ++half) {
+                const size_t q = 2 * p + half;
+                const size_t off = 24 * p + 8 * half;
+                const uint4 h = *reinterpret_cast<const uint4*>(ap + q * 256);
+                const uint4 l = PRECISE ? *reinterpret_cast<const uint4*>(ap + q * 256 + 128) : make_uint4(0, 0, 0, 0);
+                const unsigned a_hi[4] = {h.x, h.y, h.z, h.w}, a_lo[4] = {l.x, l.y, l.z, l.w};
+#pragma unroll
+                for (int k = 0; k < TC_COLUMN_TILES; ++k) {
+                    const float2 x = *reinterpret_cast<const float2*>(bp + off + k * 24 * 8);
+                    if (PRECISE) {
+                        unsigned h0, l0, h1, l1;
+                        split_tf32(x.x, h0, l0);
+                        split_tf32(x.y, h1, l1);
+                        mma_tf32(big[k], a_hi, h0, h1);
+                        mma_tf32(small[k], a_hi, l0, l1);
+                        mma_tf32(small[k], a_lo, h0, h1);
+                    } else {
+                        mma_tf32(big[k], a_hi, __float_as_uint(x.x), __float_as_uint(x.y));
+                    }
+                }
+            }
+        }
+        bool bad = false;
+#pragma unroll
+        for (int k = 0; k < TC_COLUMN_TILES; ++k)
+#pragma unroll
+            for (int r = 0; r < 4; ++r) {
+                if (PRECISE) big[k][r] += small[k][r];
+                bad |= non_finite(big[k][r]);
+            }
+        const long long tile_first = first(b);
+        if (__syncthreads_or(bad)) {
+            for (size_t o = t; o < TC_TILE; o += TC_THREADS) {
+                const long long at = tile_first + (long long)o;
+                if (at >= 0 && (size_t)at < n) {
+                    float acc = 0.0f;
+                    for (size_t j = 0; j < w; ++j) acc = fmaf(data[tc_padded(o + j)], mask[j], acc);
+                    output[at] = acc;
+                }
+            }
+        } else {
+            const long long d[4] = {0, 16, 8, 24};
+#pragma unroll
+            for (int k = 0; k < TC_COLUMN_TILES; ++k) {
+                const long long o = tile_first + (long long)(16 * (warp * 8 * TC_COLUMN_TILES + 8 * k) + 32 * tq + g);
+#pragma unroll
+                for (int r = 0; r < 4; ++r) {
+                    const long long at = o + d[r];
+                    if (at >= 0 && (size_t)at < n) output[at] = big[k][r];
+                }
+            }
+        }
+        __syncthreads();
+        cur ^= 1;
+        b = next;
+    }
+}
+
+extern "C" __global__ void LAUNCH_BOUNDS(128, 4) conv1d_tensor_f32(const float* input, float* output, size_t n,
+                                                                    const float* mask, unsigned w, unsigned left,
+                                                                    unsigned mode, const float* table) {
+    tensor<true>(input, output, n, mask, w, left, mode, table);
+}
+
+extern "C" __global__ void LAUNCH_BOUNDS(128, 4) conv1d_tensor_tf32_f32(const float* input, float* output, size_t n,
+                                                                         const float* mask, unsigned w, unsigned left,
+                                                                         unsigned mode, const float* table) {
+    tensor<false>(input, output, n, mask, w, left, mode, table);
+}
+#endif

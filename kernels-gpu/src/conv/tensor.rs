@@ -205,12 +205,16 @@ mod kernels {
         let smem: Shared<f32> = unsafe { dynamic() };
         // SAFETY: as above (16-byte aligned: the table is 1024 bytes per step).
         let buf = |k: usize| unsafe { Shared::<f32>::from_addr(smem.addr_of(table_floats + k * buf_floats)) };
+        // The table by 16-byte asynchronous copies, a group of its own that
+        // the first tile's wait covers.
         let mut i = t;
-        while i < table_floats {
-            // SAFETY: i < table_floats, the table's length.
-            unsafe { smem.write(i, *table.add(i)) };
+        while 4 * i < table_floats {
+            // SAFETY: 4i + 4 ≤ table_floats (a multiple of 4); the table is
+            // a device allocation (256-byte aligned); smem is 16-aligned.
+            unsafe { copy16(smem.addr_of(4 * i), table.add(4 * i).cast::<u8>(), true) };
             i += TC_THREADS;
         }
+        commit_group();
         // Tile b covers outputs from TC_TILE·b − sh; its inputs from that
         // minus `left`, which `sh` makes 16-byte aligned.
         let misaligned = (input as usize / 4) % 4;
@@ -252,10 +256,10 @@ mod kernels {
             }
             commit_group();
             let data = buf(cur);
-            if interior(b) {
-                // Every group but the one just committed: tile b's copies.
-                wait_group::<1>();
-            } else {
+            // Every group but the one just committed: the table and tile
+            // b's copies.
+            wait_group::<1>();
+            if !interior(b) {
                 let origin = first(b) - left as isize;
                 let mut i = t;
                 while i < span {
