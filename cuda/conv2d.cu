@@ -582,3 +582,105 @@ extern "C" __global__ void LAUNCH_BOUNDS(256, 2) conv2d_strip5_f32(CONV2D_PARAMS
 extern "C" __global__ void LAUNCH_BOUNDS(256, 3) conv2d_strip7_f32(CONV2D_PARAMS, FIXED_PARAM) {
     slide<7, 7>(IMAGE, output, taps.v);
 }
+
+// ---- The fused separable convolution (conv2d_sep_f32) ----
+//
+// Per SEP_TX x SEP_TY output tile: the input tile with its halo in shared
+// memory (modes per axis), the row pass over every tile row into a shared
+// intermediate (rounded to float, as the two-pass form's intermediate
+// image), then the column pass from it. Each thread computes 4 outputs at
+// a time from a register window, whole 4-tap chunks first, then the last
+// chunk's taps below the width.
+#define SEP_TX 64
+#define SEP_TY 64
+#define SEP_THREADS 256
+
+__device__ __forceinline__ size_t sep_chunked(size_t taps) { return FAST_X * ((taps + FAST_X - 1) / FAST_X); }
+
+template <class At4>
+__device__ __forceinline__ void window4(float acc[FAST_X], size_t w, const float* taps, At4 at4) {
+    float lo[FAST_X], hi[FAST_X];
+    at4(0, lo);
+    const size_t full = w / FAST_X, rem = w % FAST_X;
+    for (size_t c = 0; c <= full; ++c) {
+        const size_t used = c < full ? FAST_X : rem;
+        if (used == 0) break;
+        at4(FAST_X * c + FAST_X, hi);
+        const float x[2 * FAST_X] = {lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]};
+        const float4 m = *reinterpret_cast<const float4*>(taps + FAST_X * c);
+        const float mm[FAST_X] = {m.x, m.y, m.z, m.w};
+#pragma unroll
+        for (int jj = 0; jj < FAST_X; ++jj)
+            if ((size_t)jj < used)
+#pragma unroll
+                for (int r = 0; r < FAST_X; ++r) acc[r] = fmaf(x[r + jj], mm[jj], acc[r]);
+#pragma unroll
+        for (int r = 0; r < FAST_X; ++r) lo[r] = hi[r];
+    }
+}
+
+extern "C" __global__ void conv2d_sep_f32(const float* input, float* output, size_t width, size_t height,
+                                          size_t pitch, const float* mask_x, const float* mask_y, unsigned mw,
+                                          unsigned mh, unsigned left_x, unsigned left_y, unsigned mode) {
+    extern __shared__ __align__(16) float s[];
+    const Image img{input, width, height, pitch, mode};
+    const size_t t = threadIdx.x, cx = sep_chunked(mw), cy = sep_chunked(mh);
+    const size_t pitch_in = SEP_TX + cx, rows = SEP_TY + cy;
+    float* taps_x = s;
+    float* taps_y = s + cx;
+    float* tile = s + cx + cy;
+    float* mid = tile + rows * pitch_in;
+    for (size_t j = t; j < (mw > mh ? mw : mh); j += SEP_THREADS) {
+        if (j < mw) taps_x[j] = mask_x[j];
+        if (j < mh) taps_y[j] = mask_y[j];
+    }
+    const size_t tiles_x = (width + SEP_TX - 1) / SEP_TX, tiles = tiles_x * ((height + SEP_TY - 1) / SEP_TY);
+    for (size_t b = blockIdx.x; b < tiles; b += gridDim.x) {
+        const size_t x0 = (b % tiles_x) * SEP_TX, y0 = (b / tiles_x) * SEP_TY;
+        const long long ox = (long long)x0 - left_x, oy = (long long)y0 - left_y;
+        const size_t span_x = SEP_TX + mw - 1, span_y = SEP_TY + mh - 1;
+        const bool inside = img.contains(ox, oy, span_x, span_y);
+        for (size_t r = t / 32; r < rows; r += SEP_THREADS / 32) {
+            for (size_t c = t % 32; c < pitch_in; c += 32) {
+                const bool used = c < span_x && r < span_y;
+                if (inside) {
+                    const float* src = input + (size_t)(oy + (long long)r) * pitch + (size_t)(ox + (long long)c);
+                    copy_f32((unsigned)__cvta_generic_to_shared(tile + r * pitch_in + c), src, used);
+                } else {
+                    tile[r * pitch_in + c] = used ? img.fetch(ox + (long long)c, oy + (long long)r) : 0.0f;
+                }
+            }
+        }
+        commit_group();
+        wait_group<0>();
+        __syncthreads();
+        const size_t chunks_per_row = SEP_TX / FAST_X;
+        for (size_t k = t; k < rows * chunks_per_row; k += SEP_THREADS) {
+            const size_t r = k / chunks_per_row, x4 = FAST_X * (k % chunks_per_row);
+            const float* base = tile + r * pitch_in + x4;
+            float acc[FAST_X] = {};
+            window4(acc, mw, taps_x, [&](size_t i, float (&v)[FAST_X]) {
+                const float4 q = *reinterpret_cast<const float4*>(base + i);
+                v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+            });
+#pragma unroll
+            for (int i = 0; i < FAST_X; ++i) mid[r * SEP_TX + x4 + i] = acc[i];
+        }
+        __syncthreads();
+        for (size_t k = t; k < (SEP_TY / FAST_Y) * SEP_TX; k += SEP_THREADS) {
+            const size_t x = k % SEP_TX, y4 = FAST_Y * (k / SEP_TX);
+            float acc[FAST_X] = {};
+            window4(acc, mh, taps_y, [&](size_t i, float (&v)[FAST_X]) {
+#pragma unroll
+                for (int d = 0; d < FAST_X; ++d) v[d] = mid[(y4 + i + d) * SEP_TX + x];
+            });
+            const size_t gx = x0 + x;
+#pragma unroll
+            for (int i = 0; i < FAST_X; ++i) {
+                const size_t gy = y0 + y4 + i;
+                if (gx < width && gy < height) output[gy * pitch + gx] = acc[i];
+            }
+        }
+        __syncthreads();
+    }
+}

@@ -263,6 +263,12 @@ struct ConvArgs {
     /// Square 2D mask sizes, comma-separated (5 = 5x5) [default: 3,5,..,15; 3,5 with --quick].
     #[arg(long, value_delimiter = ',')]
     masks_2d: Option<Vec<usize>>,
+    /// Square mask sizes run with the separable filter alone, comma-separated [default: 17,21,25,31; 31 with --quick].
+    #[arg(long, value_delimiter = ',')]
+    separable_2d: Option<Vec<usize>>,
+    /// Gaussian sigmas run with the separable filter, comma-separated [default: 2,5; 5 with --quick].
+    #[arg(long, value_delimiter = ',')]
+    gaussians_2d: Option<Vec<f64>>,
     /// 2D image side [default: 8192, 2048 with --quick].
     #[arg(long)]
     image_2d: Option<usize>,
@@ -302,6 +308,16 @@ fn conv_bench(gpu: &Gpu, args: &ConvArgs) -> Result<(), BenchError> {
         out_dir: args.common.out.clone(),
         seed: args.seed,
         masks_2d: if args.only_1d { vec![] } else { args.masks_2d.clone().unwrap_or(base.masks_2d.clone()) },
+        separable_2d: if args.only_1d {
+            vec![]
+        } else {
+            args.separable_2d.clone().unwrap_or(base.separable_2d.clone())
+        },
+        gaussians_2d: if args.only_1d {
+            vec![]
+        } else {
+            args.gaussians_2d.clone().unwrap_or(base.gaussians_2d.clone())
+        },
         image_2d: args.image_2d.unwrap_or(base.image_2d),
         skip_1d: args.only_2d,
     };

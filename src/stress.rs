@@ -229,10 +229,17 @@ impl Ctx<'_> {
                 Conv1dVariant::Tiled,
                 Conv1dVariant::TiledL2,
                 Conv1dVariant::Fast,
+                Conv1dVariant::Tensor,
             ],
         );
         let (mask, input) = (values(rng, w), values(rng, n));
         let conv = Conv1d::new(self.run, &mask, op, mode).map_err(err)?;
+        // The tensor cores where this mask and device allow them.
+        let variant = if variant == Conv1dVariant::Tensor && conv.tensor_support().is_err() {
+            Conv1dVariant::Auto
+        } else {
+            variant
+        };
         let d_in = self.alloc.upload(&input).map_err(err)?;
         let mut d_out = self.alloc.alloc_zeroed::<f32>(n).map_err(err)?;
         d_out.fill_bytes(POISON).map_err(err)?;

@@ -261,8 +261,12 @@ fn separable<T: Elem>(gpu: &Gpu) {
         (random_vec(&mut rng, 5), random_vec(&mut rng, 3)),
         (random_vec(&mut rng, 4), random_vec(&mut rng, 7)),
         (coalesce::conv::gaussian::<T>(1.5).unwrap(), coalesce::conv::gaussian::<T>(0.7).unwrap()),
+        // Even and odd halves around the fused kernel's 4-tap chunks, and
+        // sigma = 5 (41 taps) across.
+        (random_vec(&mut rng, 31), random_vec(&mut rng, 30)),
+        (coalesce::conv::gaussian::<T>(5.0).unwrap(), random_vec(&mut rng, 2)),
     ];
-    for (w, h, pitch) in [(1, 300, 1), (300, 1, 300), (33, 65, 37), (1000, 1007, 1000)] {
+    for (w, h, pitch) in [(1, 300, 1), (300, 1, 300), (33, 65, 37), (63, 129, 64), (1000, 1007, 1000)] {
         let (input, dense) = pitched_input::<T>(&mut rng, w, h, pitch);
         let src = gpu.upload(&input).unwrap();
         let mut dst = gpu.alloc_zeroed::<T>(input.len()).unwrap();
@@ -285,8 +289,8 @@ fn separable<T: Elem>(gpu: &Gpu) {
                         .zip(&full)
                         .map(|(s, f)| Checked { value: f.value, bound: f.bound + s.bound })
                         .collect();
-                    let conv = Separable::new(gpu, mx, my, op, mode).unwrap();
-                    for own in [true, false] {
+                    for (fused, own) in [(true, true), (true, false), (false, true), (false, false)] {
+                        let conv = Separable::new(gpu, mx, my, op, mode).unwrap().with_fused(fused);
                         dst.fill_bytes(POISON).unwrap();
                         let plan = if own {
                             conv.run(&src.as_view(), &mut dst.as_view_mut(), w, h, pitch)
@@ -302,6 +306,7 @@ fn separable<T: Elem>(gpu: &Gpu) {
                         }
                         .unwrap_or_else(|e| panic!("{ctx}: {e}"));
                         let got = dst.to_vec().unwrap();
+                        assert_eq!(plan.fused.is_some(), fused, "{ctx}");
                         let c = format!("{ctx} own scratch {own} {plan:?}");
                         check_output(&got, &sep, w, h, pitch, &c);
                         check_output(&got, &vs_full, w, h, pitch, &format!("{c} vs the outer-product mask"));

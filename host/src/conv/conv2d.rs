@@ -46,8 +46,8 @@
 use std::sync::{Arc, Mutex};
 
 pub use coalesce_kernels::conv::conv2d::{
-    FAST_X, FAST_Y, STRIP_H, fast_in_registers, fast_row_stride, fast_shared_elems, strip_shared_elems,
-    tiled_shared_elems,
+    FAST_X, FAST_Y, SEP_THREADS, SEP_TX, SEP_TY, STRIP_H, fast_in_registers, fast_row_stride, fast_shared_elems,
+    sep_shared_elems, strip_shared_elems, tiled_shared_elems,
 };
 
 use super::{Boundary, ConvElem, ConvOp, MaskParams, MaskSource, gaussian, max_constant_taps, short_mask_form};
@@ -281,13 +281,27 @@ pub fn plan_conv2d<T: ConvElem>(
     Ok(Conv2dPlan { variant, ..plan })
 }
 
-/// The two launches of a separable convolution.
+/// The launches of a separable convolution: the fused kernel when its
+/// tile fits the device's shared memory, otherwise the two passes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SeparablePlan {
-    /// The row pass (input → intermediate).
+    /// The fused single-pass kernel (`conv2d_sep_*`: rows then columns
+    /// through shared memory, no intermediate image), when it runs.
+    pub fused: Option<Conv2dPlan>,
+    /// The row pass (input → intermediate) of the two-pass form.
     pub rows: Conv2dPlan,
-    /// The column pass (intermediate → output).
+    /// The column pass (intermediate → output) of the two-pass form.
     pub cols: Conv2dPlan,
+}
+
+impl SeparablePlan {
+    /// The kernels that run, as reports name them.
+    pub fn kernels(&self) -> String {
+        match self.fused {
+            Some(f) => f.kernel.to_string(),
+            None => format!("{} + {}", self.rows.kernel, self.cols.kernel),
+        }
+    }
 }
 
 /// The plan [`Separable::plan`] makes, computable without a GPU: a
@@ -302,7 +316,25 @@ pub fn plan_separable<T: ConvElem>(
     check_mask_dims(mh, 1, mh)?;
     let size = std::mem::size_of::<T>();
     let pass = |algo, dims| plan_algo(limits, algo, true, T::NAME, size, dims, (width, height));
-    Ok(SeparablePlan { rows: pass(Algo::Rows, (mw, 1))?, cols: pass(Algo::Cols, (1, mh))? })
+    let rows = pass(Algo::Rows, (mw, 1))?;
+    let fused = sep_shared_elems(mw, mh)
+        .checked_mul(size)
+        .filter(|&b| {
+            b <= limits.max_shared_per_block_optin as usize && SEP_THREADS as u32 <= limits.max_threads_per_block
+        })
+        .map(|bytes| {
+            let tiles = width.div_ceil(SEP_TX).saturating_mul(height.div_ceil(SEP_TY));
+            Conv2dPlan {
+                variant: rows.variant,
+                kernel: if T::NAME == "f32" { "conv2d_sep_f32" } else { "conv2d_sep_f64" },
+                mask: MaskSource::Global,
+                block: (SEP_THREADS as u32, 1),
+                grid: (tiles.clamp(1, limits.max_grid_dim[0] as usize) as u32, 1),
+                shared_bytes: bytes as u32,
+                tile: (SEP_TX, SEP_TY),
+            }
+        });
+    Ok(SeparablePlan { fused, rows, cols: pass(Algo::Cols, (1, mh))? })
 }
 
 /// Checks a mask's dimensions against its length: both at least 1,
@@ -637,6 +669,7 @@ pub struct Separable<T: ConvElem> {
     mask_x: Arc<DeviceBuffer<T>>,
     mask_y: Arc<DeviceBuffer<T>>,
     scratch: Mutex<Option<DeviceBuffer<T>>>,
+    fused: bool,
 }
 
 impl<T: ConvElem> Separable<T> {
@@ -664,7 +697,16 @@ impl<T: ConvElem> Separable<T> {
             op,
             mode,
             scratch: Mutex::new(None),
+            fused: true,
         })
+    }
+
+    /// This convolution with the fused kernel allowed (`true`, the
+    /// default: it runs whenever its tile fits the device's shared memory)
+    /// or not (always the two passes through an intermediate image).
+    pub fn with_fused(mut self, fused: bool) -> Self {
+        self.fused = fused;
+        self
     }
 
     /// A Gaussian blur with standard deviations `sigma_x`, `sigma_y` (in
@@ -709,9 +751,10 @@ impl<T: ConvElem> Separable<T> {
         self.mode
     }
 
-    /// The two launches for a `width × height` image.
+    /// The launches for a `width × height` image.
     pub fn plan(&self, width: usize, height: usize) -> Result<SeparablePlan> {
-        plan_separable::<T>(&self.gpu.info().limits, self.taps_x.len(), self.taps_y.len(), (width, height))
+        let plan = plan_separable::<T>(&self.gpu.info().limits, self.taps_x.len(), self.taps_y.len(), (width, height))?;
+        Ok(if self.fused { plan } else { SeparablePlan { fused: None, ..plan } })
     }
 
     /// Runs both passes through an intermediate buffer this value owns
@@ -759,6 +802,28 @@ impl<T: ConvElem> Separable<T> {
         let need = check_views(&self.gpu, input, output, (width, height, pitch))?;
         let plan = self.plan(width, height)?;
         if need == 0 {
+            return Ok(plan);
+        }
+        if let Some(fused) = plan.fused {
+            if let Some(s) = scratch {
+                // Not needed, but a caller's scratch is checked as for the
+                // two passes.
+                s.check_gpu(&self.gpu, "conv2d separable scratch")?;
+                if s.len() < need {
+                    return Err(Error::LengthMismatch { op: "conv2d separable scratch", expected: need, got: s.len() });
+                }
+            }
+            let (src, dst) = (input.device_ptr(), output.device_ptr());
+            let (mx, my) = (self.mask_x.device_ptr(), self.mask_y.device_ptr());
+            let (mw, mh) = (self.taps_x.len() as u32, self.taps_y.len() as u32);
+            let (lx, ly, mode) = (self.left_x as u32, self.left_y as u32, self.mode.raw());
+            let args: [&dyn KernelArg; 12] = [&src, &dst, &width, &height, &pitch, &mx, &my, &mw, &mh, &lx, &ly, &mode];
+            // SAFETY: input and output are live views on this GPU holding
+            // the layout (checked above) and cannot overlap (one is
+            // borrowed mutably); the mask buffers hold mw and mh taps;
+            // lefts are below the widths; the shared memory is
+            // sep_shared_elems(mw, mh) elements.
+            unsafe { target.launch(fused.kernel, &fused.launch_config(), &args)? };
             return Ok(plan);
         }
         let mut owned = self.scratch.lock().unwrap_or_else(|p| p.into_inner());

@@ -10,6 +10,7 @@
 //! | `conv2d_strip3_*`, `conv2d_strip5_*`, `conv2d_strip7_*` | its `taps` parameter, as constant-bank operands | the fast kernel's register form for centred 3 × 3, 5 × 5 and 7 × 7 masks ([`fast_in_registers`]): no shared tile and no block barrier; each thread slides down a `FAST_X × STRIP_H` strip, one input row at a time, from its warp's ring of rows in shared memory (asynchronous copies, [`STRIP_RING`]` − 1` rows in flight), the mask fully unrolled |
 //! | `conv2d_rows_*` | global memory | as `conv2d_fast`, with a `1 × mw` mask (separable row pass) |
 //! | `conv2d_cols_*` | global memory | as `conv2d_fast`, with an `mh × 1` mask (separable column pass): threads run along x, so every load is coalesced |
+//! | `conv2d_sep_*` | global memory, copied to shared memory | the fused separable convolution: per [`SEP_TX`] × [`SEP_TY`] tile, the input tile with its halo in shared memory, the row pass into a shared intermediate, the column pass from it (no intermediate image); takes `mask_x` and `mask_y` in place of `mask` |
 //!
 //! The kernels whose names end in `_gm_f32` / `_gm_f64` are the tiled and
 //! fast kernels with the mask in global memory instead, for masks with
@@ -106,9 +107,48 @@ pub const fn fast_shared_elems(bx: usize, by: usize, mw: usize, mh: usize) -> us
     (FAST_Y * by + mh - 1) * fast_row_stride(bx, mw)
 }
 
+/// Output columns per tile of the fused separable kernel
+/// (`conv2d_sep_*`).
+pub const SEP_TX: usize = 64;
+
+/// Output rows per tile of the fused separable kernel.
+pub const SEP_TY: usize = 64;
+
+/// Threads per block of the fused separable kernel.
+pub const SEP_THREADS: usize = 256;
+
+/// A mask's taps rounded up to whole 4-wide chunks (the fused kernel's
+/// register windows read 4 taps' worth of inputs at a time).
+pub const fn sep_chunked(taps: usize) -> usize {
+    FAST_X * taps.div_ceil(FAST_X)
+}
+
+/// Elements per row of the fused kernel's input tile for an `mw`-tap row
+/// mask: the tile's columns plus the halo, in whole chunks.
+pub const fn sep_in_pitch(mw: usize) -> usize {
+    SEP_TX + sep_chunked(mw)
+}
+
+/// Rows of the fused kernel's input tile and intermediate for an `mh`-tap
+/// column mask: the tile's rows plus the halo, in whole chunks.
+pub const fn sep_rows(mh: usize) -> usize {
+    SEP_TY + sep_chunked(mh)
+}
+
+/// Shared-memory elements of the fused separable kernel: both masks, the
+/// input tile with its halo (`sep_rows × sep_in_pitch`) and the
+/// intermediate (`sep_rows × SEP_TX`, the row pass's results, rounded to
+/// the element type as the two-pass form's intermediate image is).
+pub const fn sep_shared_elems(mw: usize, mh: usize) -> usize {
+    sep_chunked(mw) + sep_chunked(mh) + sep_rows(mh) * (sep_in_pitch(mw) + SEP_TX)
+}
+
 #[cfg(target_arch = "nvptx64")]
 mod kernels {
-    use super::{FAST_X, FAST_Y, STRIP_CHUNKS, STRIP_H, STRIP_MAX_MASK, STRIP_RING, STRIP_ROW, strip_chunks};
+    use super::{
+        FAST_X, FAST_Y, SEP_THREADS, SEP_TX, SEP_TY, STRIP_CHUNKS, STRIP_H, STRIP_MAX_MASK, STRIP_RING, STRIP_ROW,
+        sep_chunked, sep_in_pitch, sep_rows, strip_chunks,
+    };
     use crate::conv::boundary::{map_index_edge, map_index32};
     use crate::conv::elem::{ConvElem, dot, mask_tap, opaque, unroll};
     use crate::conv::{FIXED_MASK_TAPS, PARAM_MASK_BYTES};
@@ -962,6 +1002,211 @@ mod kernels {
         // SAFETY: the caller's contract, with mw = 1 and left_x = 0.
         unsafe { fast::<T, M, LOAD_ROWS_COLS>(img, output, mask, (1, mh), (0, ly)) }
     }
+
+    /// `R` outputs `acc[r] = Σ_j x[r + j]·m(j)` for `j < w`, from shared
+    /// memory: inputs `x[k … k + 3]` from `at4(k)` (`k` a multiple of 4,
+    /// up to `R·⌈w/R⌉`), taps from `taps` (16-byte aligned), the window
+    /// kept in registers `R` inputs at a time (the 1D fast kernel's chunk
+    /// loop): whole chunks first, then the last one's taps below `w`.
+    ///
+    /// # Safety
+    /// Every `at4(k)` and tap chunk read lies inside shared memory this
+    /// block wrote (taps rounded up to whole chunks).
+    #[inline(always)]
+    unsafe fn window4<T: ConvElem>(w: usize, taps: Shared<T>, at4: impl Fn(usize) -> [T; FAST_X]) -> [T; FAST_X] {
+        const R: usize = FAST_X;
+        let mut acc = [T::ZERO; R];
+        let mut lo = at4(0);
+        let mut chunk = |c: usize, used: usize, lo: &mut [T; R]| {
+            let hi = at4(R * c + R);
+            let x = [lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]];
+            // SAFETY: the taps are stored in whole chunks.
+            let m = unsafe { T::read4(taps, R * c) };
+            for jj in 0..R {
+                if jj < used {
+                    for r in 0..R {
+                        acc[r] = T::fma(x[r + jj], m[jj], acc[r]);
+                    }
+                }
+            }
+            *lo = hi;
+        };
+        let full = (w / R) as u32;
+        for c in 0..full {
+            chunk(c as usize, R, &mut lo);
+        }
+        if w % R > 0 {
+            chunk(full as usize, w % R, &mut lo);
+        }
+        acc
+    }
+
+    /// The fused separable convolution: per `SEP_TX × SEP_TY` output tile,
+    /// the input tile with its halo into shared memory (modes per axis),
+    /// the row pass over every tile row into a shared intermediate, then
+    /// the column pass from it; no intermediate image in global memory.
+    ///
+    /// # Safety
+    /// As the module's kernels; `mask_x`, `mask_y` valid for `mw`, `mh`
+    /// taps; `sep_shared_elems(mw, mh)` elements of dynamic shared memory;
+    /// [`SEP_THREADS`] threads per block.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn separable<T: ConvElem>(
+        img: Image<T>,
+        output: *mut T,
+        mask_x: *const T,
+        mask_y: *const T,
+        (mw, mh): (usize, usize),
+        (lx, ly): (usize, usize),
+    ) {
+        let t = thread_idx_x() as usize;
+        let (cx, cy) = (sep_chunked(mw), sep_chunked(mh));
+        let (pitch_in, rows) = (sep_in_pitch(mw), sep_rows(mh));
+        // SAFETY: the launch provides sep_shared_elems(mw, mh) elements:
+        // the taps, the input tile, the intermediate.
+        let s: Shared<T> = unsafe { dynamic() };
+        let taps_x = s;
+        // SAFETY: offsets inside the launch's shared memory, multiples of
+        // 4 elements (16-byte aligned for the 4-wide reads).
+        let (taps_y, tile, mid) = unsafe {
+            (
+                Shared::<T>::from_addr(s.addr_of(cx)),
+                Shared::<T>::from_addr(s.addr_of(cx + cy)),
+                Shared::<T>::from_addr(s.addr_of(cx + cy + rows * pitch_in)),
+            )
+        };
+        let mut j = t;
+        while j < mw.max(mh) {
+            // SAFETY: j below each mask's width where read.
+            unsafe {
+                if j < mw {
+                    taps_x.write(j, *mask_x.add(j));
+                }
+                if j < mh {
+                    taps_y.write(j, *mask_y.add(j));
+                }
+            }
+            j += SEP_THREADS;
+        }
+        let tiles_x = img.width.div_ceil(SEP_TX);
+        let tiles = tiles_x * img.height.div_ceil(SEP_TY);
+        for b in GridStride::new(block_idx_x() as usize, grid_dim_x() as usize, tiles) {
+            let (x0, y0) = ((b % tiles_x) * SEP_TX, (b / tiles_x) * SEP_TY);
+            let (ox, oy) = (x0 as isize - lx as isize, y0 as isize - ly as isize);
+            // The input tile: columns [ox, ox + pitch_in), rows [oy, oy + rows).
+            let span_x = SEP_TX + mw - 1;
+            let inside = img.contains(ox, oy, span_x, rows.min(SEP_TY + mh - 1));
+            // One warp per row at a time, lanes along it (coalesced; no
+            // division by the run-time row length). Inside the image the
+            // elements arrive by asynchronous copies, all in flight at
+            // once; the padding columns and rows take zeros.
+            let (warp, lane) = (t / 32, t % 32);
+            let mut r = warp;
+            while r < rows {
+                let mut c = lane;
+                while c < pitch_in {
+                    let used = c < span_x && r < SEP_TY + mh - 1;
+                    let dst = tile.addr_of(r * pitch_in + c);
+                    if inside {
+                        let at = ((oy + r as isize) as usize) * img.pitch + (ox + c as isize) as usize;
+                        // SAFETY: when used, (ox + c, oy + r) lies inside
+                        // the image; dst inside the tile.
+                        unsafe { T::copy1_async(dst, img.p.wrapping_add(at), used) };
+                    } else {
+                        let v = if used {
+                            // SAFETY: the image is non-empty (tiles > 0).
+                            unsafe { img.fetch(ox + c as isize, oy + r as isize) }
+                        } else {
+                            T::ZERO
+                        };
+                        // SAFETY: r < rows, c < pitch_in.
+                        unsafe { tile.write(r * pitch_in + c, v) };
+                    }
+                    c += 32;
+                }
+                r += SEP_THREADS / 32;
+            }
+            pipeline::commit_group();
+            pipeline::wait_group::<0>();
+            // SAFETY: every thread reaches it once per tile (block-uniform
+            // loop); it also orders the taps' writes before their use.
+            unsafe { sync_threads() };
+            // Row pass: every tile row, SEP_TX outputs in 4-wide chunks.
+            let chunks_per_row = SEP_TX / FAST_X;
+            let mut k = t;
+            while k < rows * chunks_per_row {
+                let (r, x4) = (k / chunks_per_row, FAST_X * (k % chunks_per_row));
+                let base = r * pitch_in + x4;
+                // SAFETY: base + cx + 3 < (r + 1)·pitch_in: inside the tile;
+                // base is a multiple of 4.
+                let acc = unsafe { window4(mw, taps_x, |i| T::read4(tile, base + i)) };
+                for (i, &v) in acc.iter().enumerate() {
+                    // SAFETY: r < rows, x4 + i < SEP_TX.
+                    unsafe { mid.write(r * SEP_TX + x4 + i, v) };
+                }
+                k += SEP_THREADS;
+            }
+            // SAFETY: as above.
+            unsafe { sync_threads() };
+            // Column pass: 4 rows of one column per task.
+            let mut k = t;
+            while k < (SEP_TY / FAST_Y) * SEP_TX {
+                let (x, y4) = (k % SEP_TX, FAST_Y * (k / SEP_TX));
+                // SAFETY: rows y4 + i + 3 ≤ SEP_TY − 4 + cy + 3 < rows.
+                let acc = unsafe {
+                    window4(mh, taps_y, |i| {
+                        let at = |d: usize| mid.read((y4 + i + d) * SEP_TX + x);
+                        [at(0), at(1), at(2), at(3)]
+                    })
+                };
+                let gx = x0 + x;
+                for (i, &v) in acc.iter().enumerate() {
+                    let gy = y0 + y4 + i;
+                    if gx < img.width && gy < img.height {
+                        // SAFETY: inside the image; output has its layout.
+                        unsafe { *output.add(gy * img.pitch + gx) = v };
+                    }
+                }
+                k += SEP_THREADS;
+            }
+            // SAFETY: as above; the next tile overwrites the buffers.
+            unsafe { sync_threads() };
+        }
+    }
+
+    macro_rules! sep_kernel {
+        ($name:ident, $t:ty) => {
+            /// See the module documentation (`conv::conv2d`).
+            ///
+            /// # Safety
+            /// As the module's `separable` function.
+            #[unsafe(no_mangle)]
+            #[allow(clippy::too_many_arguments)]
+            pub unsafe extern "ptx-kernel" fn $name(
+                input: *const $t,
+                output: *mut $t,
+                width: usize,
+                height: usize,
+                pitch: usize,
+                mask_x: *const $t,
+                mask_y: *const $t,
+                mw: u32,
+                mh: u32,
+                left_x: u32,
+                left_y: u32,
+                mode: u32,
+            ) {
+                let img = Image { p: input, width, height, pitch, mode };
+                let (size, left) = ((mw as usize, mh as usize), (left_x as usize, left_y as usize));
+                // SAFETY: same contract.
+                unsafe { separable::<$t>(img, output, mask_x, mask_y, size, left) }
+            }
+        };
+    }
+
+    sep_kernel!(conv2d_sep_f32, f32);
+    sep_kernel!(conv2d_sep_f64, f64);
 
     macro_rules! conv2d_kernel {
         ($name:ident, $t:ty, $algo:ident, global) => {

@@ -48,6 +48,15 @@ pub trait ConvElem: Copy + SharedElem + ParamElem {
     /// 16-byte aligned when `vector`.
     unsafe fn copy4_async(dst: u32, p: *const Self, valid: bool, vector: bool);
 
+    /// Starts copying the element at `p` to shared-window address `dst`
+    /// ([`pipeline`]); a zero instead when `valid` is false (`p` is then
+    /// not read).
+    ///
+    /// # Safety
+    /// `dst` aligned for `Self` in this block's shared memory; when
+    /// `valid`, `p` valid for one element.
+    unsafe fn copy1_async(dst: u32, p: *const Self, valid: bool);
+
     /// `self`, through an instruction the compiler keeps where it stands:
     /// the value is computed before this point on every path, never sunk
     /// into a branch that alone uses it. (`ptxas` removes the move.)
@@ -56,6 +65,12 @@ pub trait ConvElem: Copy + SharedElem + ParamElem {
 
 impl ConvElem for f32 {
     const ZERO: Self = 0.0;
+
+    #[inline(always)]
+    unsafe fn copy1_async(dst: u32, p: *const f32, valid: bool) {
+        // SAFETY: the caller's contract.
+        unsafe { pipeline::copy_f32(dst, p, valid) }
+    }
 
     #[inline(always)]
     unsafe fn copy4_async(dst: u32, p: *const f32, valid: bool, vector: bool) {
@@ -126,6 +141,12 @@ impl ConvElem for f32 {
 
 impl ConvElem for f64 {
     const ZERO: Self = 0.0;
+
+    #[inline(always)]
+    unsafe fn copy1_async(dst: u32, p: *const f64, valid: bool) {
+        // SAFETY: the caller's contract.
+        unsafe { pipeline::copy_f64(dst, p, valid) }
+    }
 
     #[inline(always)]
     unsafe fn copy4_async(dst: u32, p: *const f64, valid: bool, vector: bool) {
