@@ -180,11 +180,52 @@ impl Verdict {
     }
 }
 
+/// The arithmetic peaks the compute model compares kernels with, measured
+/// by the probe kernels `tc_peak_ffma` and `tc_peak_mma_tf32` (8 blocks of
+/// 256 threads per SM, 4096 iterations of 8 independent chains).
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Peaks {
+    /// FP32 fused multiply-adds, TFLOPS (2 flops each); `None` where the
+    /// loaded PTX lacks the probes (below sm_80).
+    pub ffma_tflops: Option<f64>,
+    /// TF32 `mma.sync.m16n8k8`, TFLOPS (2048 flops each); `None` below
+    /// sm_80.
+    pub mma_tf32_tflops: Option<f64>,
+}
+
+/// Measures [`Peaks`] on `gpu`.
+pub fn measure_peaks(gpu: &Gpu, settings: &Settings) -> BenchResult<Peaks> {
+    use crate::launch::{KernelArg, LaunchConfig};
+    let (threads, iters, seed) = (256u32, 4096u32, 0.37f32);
+    let grid = gpu.info().sm_count.max(1) * 8;
+    let out = gpu.alloc_zeroed::<f32>((grid * threads) as usize)?;
+    let cfg = LaunchConfig::new(grid, threads);
+    let p = out.device_ptr();
+    let args: [&dyn KernelArg; 3] = [&p, &iters, &seed];
+    let rate = |name: &'static str, flops_per_thread_iter: f64| -> BenchResult<Option<f64>> {
+        if gpu.param_sizes(name).is_err() {
+            return Ok(None);
+        }
+        // SAFETY: `out` holds one f32 per launched thread, the kernels'
+        // whole contract.
+        let st = harness::measure(gpu, settings, |_| unsafe { gpu.launch(name, &cfg, &args) })?;
+        let flops = (grid * threads) as f64 * iters as f64 * flops_per_thread_iter;
+        Ok(Some(flops / st.median_ms / 1e9))
+    };
+    // Per thread and iteration: 8 chains × 2 flops; 8 mma × 2048 flops per
+    // warp, that is 8 × 64 per thread.
+    let ffma = rate("tc_peak_ffma", 16.0)?;
+    let mma = rate("tc_peak_mma_tf32", 8.0 * 64.0)?;
+    Ok(Peaks { ffma_tflops: ffma, mma_tf32_tflops: mma })
+}
+
 /// The whole run.
 #[derive(Clone, Debug, Serialize)]
 pub struct ConvReport {
     /// The device.
     pub device: DeviceSummary,
+    /// The arithmetic peaks of the compute model.
+    pub peaks: Peaks,
     /// The DtoD reference the floor comes from.
     pub dtod: DtodReference,
     /// Boundary mode used.
@@ -212,6 +253,9 @@ pub fn run(gpu: &Gpu, opts: &ConvOptions) -> BenchResult<ConvReport> {
     let device = DeviceSummary::of(gpu);
     let dtod = harness::measure_dtod(gpu, &opts.settings, 512 << 20)?;
     println!("conv: {} — cuMemcpyDtoD {:.0} GB/s (512 MiB), the floor's bandwidth", device.name, dtod.gbps);
+    let peaks = measure_peaks(gpu, &opts.settings)?;
+    let tflops = |t: Option<f64>| t.map_or("n/a (below sm_80)".to_string(), |t| format!("{t:.1} TFLOPS"));
+    println!("conv: peaks — FP32 FMA {}, TF32 mma.sync {}", tflops(peaks.ffma_tflops), tflops(peaks.mma_tf32_tflops));
     let mut twin_status = Vec::new();
     let mut twin_for = |name: &str, source: &str| {
         if !opts.twins {
@@ -274,6 +318,7 @@ pub fn run(gpu: &Gpu, opts: &ConvOptions) -> BenchResult<ConvReport> {
     goals.extend(goals_2d(&rows_2d, twin_2d.is_some()));
     let report = ConvReport {
         device,
+        peaks,
         dtod,
         mode: opts.mode.name(),
         settings: opts.settings,
