@@ -1035,7 +1035,7 @@ mod kernels {
         for c in 0..full {
             chunk(c as usize, R, &mut lo);
         }
-        if w % R > 0 {
+        if !w.is_multiple_of(R) {
             chunk(full as usize, w % R, &mut lo);
         }
         acc
