@@ -1104,15 +1104,19 @@ mod kernels {
             let (warp, lane) = (t / 32, t % 32);
             let mut r = warp;
             while r < rows {
-                let mut c = lane;
-                while c < pitch_in {
-                    let used = c < span_x && r < SEP_TY + mh - 1;
-                    let dst = tile.addr_of(r * pitch_in + c);
+                // Per row: the source row's start and the tile row's shared
+                // address, then 32-bit steps along it.
+                let row_used = r < SEP_TY + mh - 1;
+                let src_row = img.p.wrapping_offset((oy + r as isize) * img.pitch as isize + ox);
+                let dst_row = tile.addr_of(r * pitch_in);
+                let mut c = lane as u32;
+                while (c as usize) < pitch_in {
+                    let used = row_used && (c as usize) < span_x;
+                    let dst = dst_row + c * core::mem::size_of::<T>() as u32;
                     if inside {
-                        let at = ((oy + r as isize) as usize) * img.pitch + (ox + c as isize) as usize;
                         // SAFETY: when used, (ox + c, oy + r) lies inside
                         // the image; dst inside the tile.
-                        unsafe { T::copy1_async(dst, img.p.wrapping_add(at), used) };
+                        unsafe { T::copy1_async(dst, src_row.wrapping_add(c as usize), used) };
                     } else {
                         let v = if used {
                             // SAFETY: the image is non-empty (tiles > 0).
@@ -1121,7 +1125,7 @@ mod kernels {
                             T::ZERO
                         };
                         // SAFETY: r < rows, c < pitch_in.
-                        unsafe { tile.write(r * pitch_in + c, v) };
+                        unsafe { tile.write(r * pitch_in + c as usize, v) };
                     }
                     c += 32;
                 }
@@ -1154,10 +1158,12 @@ mod kernels {
             while k < (SEP_TY / FAST_Y) * SEP_TX {
                 let (x, y4) = (k % SEP_TX, FAST_Y * (k / SEP_TX));
                 // SAFETY: rows y4 + i + 3 ≤ SEP_TY − 4 + cy + 3 < rows.
+                let col = mid.addr_of(y4 * SEP_TX + x);
+                let row = (SEP_TX * core::mem::size_of::<T>()) as u32;
                 let acc = unsafe {
                     window4(mh, taps_y, |i| {
-                        let at = |d: usize| mid.read((y4 + i + d) * SEP_TX + x);
-                        [at(0), at(1), at(2), at(3)]
+                        let a = col + i as u32 * row;
+                        [T::ld_shared(a), T::ld_shared(a + row), T::ld_shared(a + 2 * row), T::ld_shared(a + 3 * row)]
                     })
                 };
                 let gx = x0 + x;
