@@ -1157,9 +1157,11 @@ mod kernels {
             let mut k = t;
             while k < (SEP_TY / FAST_Y) * SEP_TX {
                 let (x, y4) = (k % SEP_TX, FAST_Y * (k / SEP_TX));
-                // SAFETY: rows y4 + i + 3 ≤ SEP_TY − 4 + cy + 3 < rows.
+                // Column x of intermediate row y4, and the step between rows.
                 let col = mid.addr_of(y4 * SEP_TX + x);
                 let row = (SEP_TX * core::mem::size_of::<T>()) as u32;
+                // SAFETY: rows y4 + i + 3 ≤ SEP_TY − 4 + cy + 3 < rows, all
+                // inside the intermediate.
                 let acc = unsafe {
                     window4(mh, taps_y, |i| {
                         let a = col + i as u32 * row;
