@@ -655,9 +655,13 @@ impl<T: ConvElem> std::fmt::Debug for Conv2d<T> {
 }
 
 /// A separable 2D convolution: a row pass with `mask_x`, then a column
-/// pass with `mask_y`, through an intermediate image in `T` (the same
-/// layout as the input). Equals the 2D convolution with the outer-product
-/// mask `mask_y[j] · mask_x[i]` up to the rounding of the intermediate.
+/// pass with `mask_y`. By default one fused kernel does both per tile
+/// through shared memory (`conv2d_sep_*`, no intermediate image);
+/// [`Separable::with_fused`]`(false)`, or a tile too large for the
+/// device's shared memory, runs two kernels through an intermediate image
+/// in `T` (the same layout as the input). Either way the intermediate is
+/// rounded to `T`, and the result equals the 2D convolution with the
+/// outer-product mask `mask_y[j] · mask_x[i]` up to that rounding.
 pub struct Separable<T: ConvElem> {
     gpu: Gpu,
     taps_x: Vec<T>,

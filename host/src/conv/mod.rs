@@ -30,7 +30,8 @@
 //!
 //! # Which kernel runs
 //!
-//! [`Conv1dVariant`] names the lesson's four kernels and the fast one.
+//! [`Conv1dVariant`] names the lesson's four kernels, the fast one and the tensor-core one
+//! ([`Conv1dVariant::Tensor`], `f32` on sm_80 and newer, at the convolution's [`Precision`]).
 //! Masks of up to [`max_constant_taps`] taps live in constant memory: each
 //! launch passes them by value in the kernel's parameter space (constant
 //! bank 0, [`PARAM_MASK_BYTES`]), so no mask is ever shared between
@@ -236,11 +237,13 @@ pub fn gaussian<T: ConvElem>(sigma: f64) -> Result<Vec<T>> {
     Ok(raw.into_iter().map(|v| T::from_f64(v / sum)).collect())
 }
 
-/// The 1D kernels: the lesson's four and the fast one.
+/// The 1D kernels: the lesson's four, the fast one and the tensor-core one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Conv1dVariant {
-    /// The fastest variant that runs at this width (`Fast` unless its
-    /// shared tile does not fit, then `TiledL2`).
+    /// The fastest variant that runs at this width: `Tensor` for `f32`
+    /// masks of at least [`tensor_auto_min_taps`] taps where the device has
+    /// tensor cores, otherwise `Fast` (`TiledL2` when its shared tile does
+    /// not fit).
     Auto,
     /// Mask and inputs from global memory, one output per thread.
     Basic,
@@ -381,7 +384,7 @@ impl std::str::FromStr for Precision {
 
 /// The narrowest `f32` mask for which [`Conv1dVariant::Auto`] runs the
 /// tensor-core kernel on sm_80 and newer, per precision: below it the fast
-/// FMA kernel is faster (measured crossovers: `docs/convolution.md`).
+/// FMA kernel is faster (measured crossovers: `docs/wide-masks.md`).
 pub const fn tensor_auto_min_taps(precision: Precision) -> usize {
     match precision {
         Precision::F32 => 40,
