@@ -684,3 +684,150 @@ extern "C" __global__ void conv2d_sep_f32(const float* input, float* output, siz
         __syncthreads();
     }
 }
+
+// ---- Tensor cores for large masks (kernels-gpu/src/conv/tensor2d.rs) ----
+//
+// Per mma.m16n8k8: A = the data (16 output rows x 8 inputs), B = a banded
+// Toeplitz block of one mask row (8 inputs x 8 output columns), summed
+// over the mask's rows and S = ceil((mw + 7) / 8) steps. Each lane keeps a
+// mask row's S fragments in registers; a data fragment is loaded and split
+// once and meets every step that uses it (tile k at step q reads the
+// columns of tile k + 1 at step q - 1). f32 accuracy from three products
+// of split operands, the two small ones accumulated apart; a tile with an
+// infinite or NaN output is computed again with plain FMAs. The host
+// passes the mask table (coalesce_kernels::conv::tensor2d::t2_mask_table).
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+#define T2_WARPS 4
+#define T2_THREADS (32 * T2_WARPS)
+#define T2_NT 8
+#define T2_TX (8 * T2_NT)
+#define T2_TY (16 * T2_WARPS)
+
+__device__ __forceinline__ void mma_tf32(float (&acc)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};"
+        : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ void split_tf32(float x, unsigned& head, unsigned& rest) {
+    head = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
+    rest = __float_as_uint(x - __uint_as_float(head));
+}
+
+__device__ __forceinline__ bool non_finite(float x) { return (__float_as_uint(x) & 0x7f800000u) == 0x7f800000u; }
+
+template <bool PRECISE, int S>
+__device__ __forceinline__ void tensor2d(Image img, float* output, const float* mask, size_t mw, size_t mh,
+                                         size_t lx, size_t ly, const float* table) {
+    extern __shared__ __align__(16) float smem[];
+    constexpr size_t cols = 8 * (T2_NT + S);
+    constexpr size_t tp = ((cols / 8) % 2 == 0) ? cols + 8 : cols;
+    const size_t t = threadIdx.x, lane = t % 32, warp = t / 32, g = lane / 4, tq = lane % 4;
+    const size_t rows = T2_TY + mh - 1, table_floats = mh * S * 128;
+    float* tile = smem + table_floats;
+    for (size_t i = t; 4 * i < table_floats; i += T2_THREADS)
+        copy16((unsigned)__cvta_generic_to_shared(smem + 4 * i), table + 4 * i, true);
+    commit_group();
+    const size_t tiles_x = (img.width + T2_TX - 1) / T2_TX, tiles = tiles_x * ((img.height + T2_TY - 1) / T2_TY);
+    const size_t span_x = T2_TX + mw - 1;
+    const float* a_base = tile + (16 * warp + g) * tp + 2 * tq;
+    const uint4* b_base = reinterpret_cast<const uint4*>(smem) + lane;
+    for (size_t b = blockIdx.x; b < tiles; b += gridDim.x) {
+        const size_t x0 = (b % tiles_x) * T2_TX, y0 = (b / tiles_x) * T2_TY;
+        const long long ox = (long long)x0 - lx, oy = (long long)y0 - ly;
+        const bool inside = img.contains(ox, oy, span_x, rows);
+        for (size_t r = warp; r < rows; r += T2_THREADS / 32) {
+            for (size_t c = lane; c < cols; c += 32) {
+                const bool used = c < span_x;
+                if (inside) {
+                    const float* src = img.p + (size_t)(oy + (long long)r) * img.pitch + (size_t)(ox + (long long)c);
+                    copy_f32((unsigned)__cvta_generic_to_shared(tile + r * tp + c), src, used);
+                } else {
+                    tile[r * tp + c] = used ? img.fetch(ox + (long long)c, oy + (long long)r) : 0.0f;
+                }
+            }
+        }
+        commit_group();
+        wait_group<0>();
+        __syncthreads();
+        float big[T2_NT][4] = {}, small[T2_NT][4] = {};
+        for (size_t mr = 0; mr < mh; ++mr) {
+            uint4 bq[S];
+#pragma unroll
+            for (int q = 0; q < S; ++q) bq[q] = b_base[32 * (mr * S + q)];
+            const float* row = a_base + mr * tp;
+#pragma unroll
+            for (int p = 0; p < T2_NT + S - 1; ++p) {
+                const float2 lo = *reinterpret_cast<const float2*>(row + 8 * p);
+                const float2 hi = *reinterpret_cast<const float2*>(row + 8 * tp + 8 * p);
+                const float x[4] = {lo.x, hi.x, lo.y, hi.y};
+                unsigned xh[4], xl[4];
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    if (PRECISE) {
+                        split_tf32(x[e], xh[e], xl[e]);
+                    } else {
+                        xh[e] = __float_as_uint(x[e]);
+                    }
+                }
+#pragma unroll
+                for (int q = 0; q < S; ++q) {
+                    const int k = p - q;
+                    if (k >= 0 && k < T2_NT) {
+                        mma_tf32(big[k], xh, bq[q].x, bq[q].y);
+                        if (PRECISE) {
+                            mma_tf32(small[k], xl, bq[q].x, bq[q].y);
+                            mma_tf32(small[k], xh, bq[q].z, bq[q].w);
+                        }
+                    }
+                }
+            }
+        }
+        bool bad = false;
+#pragma unroll
+        for (int k = 0; k < T2_NT; ++k)
+#pragma unroll
+            for (int v = 0; v < 4; ++v) {
+                if (PRECISE) big[k][v] += small[k][v];
+                bad |= non_finite(big[k][v]);
+            }
+        if (__syncthreads_or(bad)) {
+            for (size_t o = t; o < T2_TX * T2_TY; o += T2_THREADS) {
+                const size_t cx = o % T2_TX, cy = o / T2_TX, gx = x0 + cx, gy = y0 + cy;
+                if (gx < img.width && gy < img.height) {
+                    float acc = 0.0f;
+                    for (size_t j = 0; j < mh; ++j)
+                        for (size_t i = 0; i < mw; ++i) acc = fmaf(tile[(cy + j) * tp + cx + i], mask[j * mw + i], acc);
+                    output[gy * img.pitch + gx] = acc;
+                }
+            }
+        } else {
+            const size_t gy = y0 + 16 * warp + g;
+#pragma unroll
+            for (int k = 0; k < T2_NT; ++k) {
+                const size_t gx = x0 + 8 * k + 2 * tq;
+                const size_t dy[4] = {0, 0, 8, 8}, dx[4] = {0, 1, 0, 1};
+#pragma unroll
+                for (int v = 0; v < 4; ++v)
+                    if (gx + dx[v] < img.width && gy + dy[v] < img.height)
+                        output[(gy + dy[v]) * img.pitch + gx + dx[v]] = big[k][v];
+            }
+        }
+        __syncthreads();
+    }
+    wait_group<0>();
+}
+
+#define TENSOR2D_KERNEL(name, precise, s, THREADS, BLOCKS)                                                 \
+    extern "C" __global__ void LAUNCH_BOUNDS(THREADS, BLOCKS) name(CONV2D_PARAMS, const float* table) {     \
+        tensor2d<precise, s>(IMAGE, output, mask, mw, mh, left_x, left_y, table);                           \
+    }
+TENSOR2D_KERNEL(conv2d_tensor_s2_f32, true, 2, 128, 4)
+TENSOR2D_KERNEL(conv2d_tensor_s3_f32, true, 3, 128, 4)
+TENSOR2D_KERNEL(conv2d_tensor_s4_f32, true, 4, 128, 3)
+TENSOR2D_KERNEL(conv2d_tensor_tf32_s2_f32, false, 2, 128, 4)
+TENSOR2D_KERNEL(conv2d_tensor_tf32_s3_f32, false, 3, 128, 4)
+TENSOR2D_KERNEL(conv2d_tensor_tf32_s4_f32, false, 4, 128, 4)
+#endif

@@ -1,4 +1,4 @@
-//! SASS of the tensor-core kernels (no GPU needed): on sm_90 they run
+//! SASS of the tensor-core kernels, 1D and 2D (no GPU needed): on sm_90 they run
 //! `HMMA` (three per column group and step at `f32` precision, one at
 //! TF32), bring their inputs in by `cp.async` (`LDGSTS`), read shared
 //! memory 64 and 128 bits at a time, and keep everything in registers (no
@@ -9,6 +9,7 @@
 mod common;
 
 use coalesce::conv::Precision;
+use coalesce::conv::conv2d::t2_kernel;
 use coalesce::inspect::Compiled;
 use coalesce::ptx;
 use common::sass::compiled;
@@ -43,6 +44,24 @@ fn tensor_kernels_run_hmma_from_registers() {
             println!("sm_{} {k}: {hmma} HMMA, {} registers", c.arch, r.registers);
             assert_eq!((r.stack_frame, r.spill_stores, r.spill_loads), (0, 0, 0), "sm_{} {k}", c.arch);
         }
+        // The 2D kernels: per mask row, NT + S − 1 data fragments (two
+        // LDS.64 each) meet 8·S products (three HMMA at f32, one at TF32).
+        for (steps, precise) in [(2, true), (3, true), (4, true), (2, false), (3, false), (4, false)] {
+            let k = t2_kernel(8 * steps - 7, precise).expect("a 2D kernel");
+            let o = ops(&c, k);
+            let hmma = count(&o, "HMMA.1688.F32.TF32");
+            let want = 8 * steps * if precise { 3 } else { 1 };
+            assert!(hmma >= want, "sm_{} {k}: {hmma} HMMA, want at least {want}", c.arch);
+            assert!(count(&o, "LDGSTS") >= 1, "sm_{} {k}: no cp.async", c.arch);
+            assert!(count(&o, "LDS.64") >= 2 * (8 + steps - 1), "sm_{} {k}: LDS.64", c.arch);
+            // The mask fragment: heads and remainders in one 128-bit load
+            // (TF32 reads the heads only, 64 bits).
+            assert!(!precise || o.iter().any(|x| x == "LDS.128"), "sm_{} {k}: no LDS.128", c.arch);
+            assert!(!o.iter().any(|x| x.starts_with("LDL") || x.starts_with("STL")), "sm_{} {k}: local memory", c.arch);
+            let r = c.resources.iter().find(|r| r.name == k).expect("resources");
+            println!("sm_{} {k}: {hmma} HMMA, {} registers", c.arch, r.registers);
+            assert_eq!((r.stack_frame, r.spill_stores, r.spill_loads), (0, 0, 0), "sm_{} {k}", c.arch);
+        }
         let peak = ops(&c, "tc_peak_mma_tf32");
         assert!(count(&peak, "HMMA.1688.F32.TF32") >= 8, "sm_{}", c.arch);
         assert!(count(&ops(&c, "tc_peak_ffma"), "FFMA") >= 8, "sm_{}", c.arch);
@@ -55,7 +74,7 @@ fn sm70_ptx_has_no_tensor_kernels() {
         eprintln!("sm70_ptx_has_no_tensor_kernels: skipped: no sm_70 PTX embedded");
         return;
     };
-    for k in ["conv1d_tensor_f32", "conv1d_tensor_tf32_f32", "tc_peak_mma_tf32"] {
+    for k in ["conv1d_tensor_f32", "conv1d_tensor_tf32_f32", "tc_peak_mma_tf32", "conv2d_tensor_s2_f32"] {
         assert!(!text.contains(&format!(".entry {k}(")), "sm_70 PTX holds {k}");
     }
     assert!(!text.contains("mma.sync"), "sm_70 PTX holds an mma");

@@ -49,8 +49,14 @@ pub use coalesce_kernels::conv::conv2d::{
     FAST_X, FAST_Y, SEP_THREADS, SEP_TX, SEP_TY, STRIP_H, fast_in_registers, fast_row_stride, fast_shared_elems,
     sep_shared_elems, strip_shared_elems, tiled_shared_elems,
 };
+pub use coalesce_kernels::conv::tensor2d::{
+    T2_MAX_MW, T2_THREADS, T2_TX, T2_TY, t2_kernel, t2_mask_table, t2_shared_bytes, t2_steps, t2_table_floats, t2_takes,
+};
 
-use super::{Boundary, ConvElem, ConvOp, MaskParams, MaskSource, gaussian, max_constant_taps, short_mask_form};
+use super::{
+    Boundary, ConvElem, ConvOp, MaskParams, MaskSource, Precision, TC_MIN_TAPS, gaussian, max_constant_taps,
+    short_mask_form,
+};
 use crate::device::DeviceLimits;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
@@ -69,8 +75,9 @@ pub const BLOCK_Y: u32 = 8;
 /// The 2D kernels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Conv2dVariant {
-    /// The fastest variant that runs for this mask (`Fast` unless its
-    /// shared tile cannot fit, then `Const`).
+    /// The fastest variant that runs for this mask: `Tensor` for `f32`
+    /// masks [`tensor2d_auto`] names where the device has tensor cores,
+    /// otherwise `Fast` (`Const` when its shared tile cannot fit).
     Auto,
     /// Mask and inputs from global memory, one output per thread.
     Basic,
@@ -81,6 +88,12 @@ pub enum Conv2dVariant {
     /// Register blocking: [`FAST_Y`] × [`FAST_X`] outputs per thread over a
     /// shared tile, 4-wide shared reads.
     Fast,
+    /// Tensor cores (`mma.sync` TF32, sm_80 and newer, `f32` only, masks
+    /// that [`t2_takes`] accepts: rows of at most [`T2_MAX_MW`] taps, at
+    /// least [`TC_MIN_TAPS`] taps in all):
+    /// the data times banded Toeplitz blocks of the mask rows, at the
+    /// convolution's [`Precision`] (see `conv::tensor2d`).
+    Tensor,
 }
 
 impl Conv2dVariant {
@@ -96,6 +109,7 @@ impl Conv2dVariant {
             Conv2dVariant::Const => "const",
             Conv2dVariant::Tiled => "tiled",
             Conv2dVariant::Fast => "fast",
+            Conv2dVariant::Tensor => "tensor",
         }
     }
 }
@@ -105,9 +119,9 @@ impl std::str::FromStr for Conv2dVariant {
     fn from_str(s: &str) -> std::result::Result<Self, String> {
         Conv2dVariant::ALL
             .into_iter()
-            .chain([Conv2dVariant::Auto])
+            .chain([Conv2dVariant::Tensor, Conv2dVariant::Auto])
             .find(|v| v.name() == s)
-            .ok_or_else(|| format!("unknown variant `{s}` (basic, const, tiled, fast, auto)"))
+            .ok_or_else(|| format!("unknown variant `{s}` (basic, const, tiled, fast, tensor, auto)"))
     }
 }
 
@@ -247,13 +261,82 @@ fn plan_algo(
 /// The plan [`Conv2d::plan`] makes, computable without a GPU: `variant`
 /// for an `mw × mh` mask of `T` over a `width × height` image on a device
 /// with `limits`. Errors when the variant's shared tile cannot fit.
+/// `Auto` resolves to the FMA kernels here ([`Conv2d::plan`] picks the
+/// tensor cores where they run); `Tensor` plans
+/// [`Precision::F32`] ([`plan_conv2d_at`] takes the precision).
 pub fn plan_conv2d<T: ConvElem>(
     limits: &DeviceLimits,
     variant: Conv2dVariant,
     (mw, mh): (usize, usize),
     (width, height): (usize, usize),
 ) -> Result<Conv2dPlan> {
+    plan_conv2d_at::<T>(limits, variant, Precision::F32, (mw, mh), (width, height))
+}
+
+/// Whether [`Conv2dVariant::Auto`] takes the tensor cores for an `mw ×
+/// mh` `f32` mask at `precision` (where they run): from the crossovers
+/// measured with `coalesce bench conv` (see `docs/wide-masks.md`).
+pub const fn tensor2d_auto(mw: usize, mh: usize, precision: Precision) -> bool {
+    let min = match precision {
+        Precision::F32 => 9,
+        Precision::Tf32 => 9,
+    };
+    mw >= min && mh >= min && mw <= T2_MAX_MW
+}
+
+/// The tensor-core plan for an `mw × mh` mask over `width × height`: one
+/// block of [`T2_THREADS`] per [`T2_TX`] × [`T2_TY`] tile (the caller caps
+/// the grid at the resident blocks).
+fn plan_tensor2d<T: ConvElem>(
+    limits: &DeviceLimits,
+    precision: Precision,
+    (mw, mh): (usize, usize),
+    (width, height): (usize, usize),
+) -> Result<Conv2dPlan> {
+    if T::NAME != "f32" {
+        return Err(Error::Unsupported {
+            op: "conv2d",
+            message: format!("the tensor-core kernels take f32 data, not {}", T::NAME),
+        });
+    }
+    let kernel = t2_kernel(mw, precision == Precision::F32).ok_or_else(|| Error::Unsupported {
+        op: "conv2d",
+        message: format!("the 2D tensor-core kernels take mask rows of at most {T2_MAX_MW} taps, not {mw}"),
+    })?;
+    let bytes = t2_shared_bytes(mw, mh);
+    let have = limits.max_shared_per_block_optin as usize;
+    if bytes > have || (T2_THREADS as u32) > limits.max_threads_per_block {
+        return Err(Error::Unsupported {
+            op: "conv2d",
+            message: format!(
+                "a {mw}×{mh} mask needs {bytes} bytes of shared memory on the tensor cores; this device allows {have}"
+            ),
+        });
+    }
+    let tiles = width.div_ceil(T2_TX).saturating_mul(height.div_ceil(T2_TY));
+    Ok(Conv2dPlan {
+        variant: Conv2dVariant::Tensor,
+        kernel,
+        mask: MaskSource::Global,
+        block: (T2_THREADS as u32, 1),
+        grid: (tiles.clamp(1, limits.max_grid_dim[0] as usize) as u32, 1),
+        shared_bytes: bytes as u32,
+        tile: (T2_TX, T2_TY),
+    })
+}
+
+/// [`plan_conv2d`] with the tensor-core kernels at `precision`.
+pub fn plan_conv2d_at<T: ConvElem>(
+    limits: &DeviceLimits,
+    variant: Conv2dVariant,
+    precision: Precision,
+    (mw, mh): (usize, usize),
+    (width, height): (usize, usize),
+) -> Result<Conv2dPlan> {
     check_mask_dims(mw.saturating_mul(mh), mw, mh)?;
+    if variant == Conv2dVariant::Tensor {
+        return plan_tensor2d::<T>(limits, precision, (mw, mh), (width, height));
+    }
     let size = std::mem::size_of::<T>();
     let global = mw * mh > max_constant_taps::<T>();
     let plan = |algo| plan_algo(limits, algo, global, T::NAME, size, (mw, mh), (width, height));
@@ -277,6 +360,7 @@ pub fn plan_conv2d<T: ConvElem>(
         Conv2dVariant::Const => (variant, plan(Algo::Basic)?),
         Conv2dVariant::Tiled => (variant, plan(Algo::Tiled)?),
         Conv2dVariant::Fast => (variant, plan(fast)?),
+        Conv2dVariant::Tensor => unreachable!("planned above"),
     };
     Ok(Conv2dPlan { variant, ..plan })
 }
@@ -464,13 +548,17 @@ impl Args {
         target: Target<'_>,
         plan: &Conv2dPlan,
         taps: Option<(&MaskParams, &[T])>,
+        table: Option<&DeviceBuffer<f32>>,
     ) -> Result<()> {
         let a = self;
         let mut args: Vec<&dyn KernelArg> = vec![
             &a.input, &a.output, &a.width, &a.height, &a.pitch, &a.mask, &a.mw, &a.mh, &a.left_x, &a.left_y, &a.mode,
         ];
         let param;
-        if plan.mask == MaskSource::Constant {
+        let table_ptr = table.map(|t| t.device_ptr());
+        if let Some(t) = &table_ptr {
+            args.push(t);
+        } else if plan.mask == MaskSource::Constant {
             let (built, taps) = taps.ok_or_else(|| Error::InvalidArgument {
                 op: "conv2d",
                 message: format!("kernel {} reads a constant mask and none was given", plan.kernel),
@@ -509,6 +597,12 @@ pub struct Conv2d<T: ConvElem> {
     mode: Boundary,
     mask: Arc<DeviceBuffer<T>>,
     params: Arc<MaskParams>,
+    precision: Precision,
+    /// The tensor-core kernels' mask table ([`t2_mask_table`]), built on
+    /// first use and shared by the clones [`Conv2d::on`] makes.
+    table: Arc<Mutex<Option<Arc<DeviceBuffer<f32>>>>>,
+    /// [`Conv2d::tensor_support`], found once.
+    support: Arc<std::sync::OnceLock<std::result::Result<(), String>>>,
 }
 
 impl<T: ConvElem> Conv2d<T> {
@@ -520,7 +614,91 @@ impl<T: ConvElem> Conv2d<T> {
         let (taps, left_x, left_y) = correlation_taps_2d(op, mask, mw, mh);
         let dev = gpu.upload(&taps)?;
         let params = Arc::new(MaskParams::new(&taps));
-        Ok(Conv2d { gpu: gpu.clone(), taps, mw, mh, left_x, left_y, op, mode, mask: Arc::new(dev), params })
+        Ok(Conv2d {
+            gpu: gpu.clone(),
+            taps,
+            mw,
+            mh,
+            left_x,
+            left_y,
+            op,
+            mode,
+            mask: Arc::new(dev),
+            params,
+            precision: Precision::F32,
+            table: Arc::new(Mutex::new(None)),
+            support: Arc::new(std::sync::OnceLock::new()),
+        })
+    }
+
+    /// This convolution computing at `precision` on the tensor cores (the
+    /// FMA kernels are not affected). Default [`Precision::F32`].
+    pub fn with_precision(mut self, precision: Precision) -> Self {
+        self.precision = precision;
+        self
+    }
+
+    /// The tensor-core precision.
+    pub fn precision(&self) -> Precision {
+        self.precision
+    }
+
+    /// Whether [`Conv2dVariant::Tensor`] can run this convolution here,
+    /// and if not, why: `f32` data, a mask [`t2_takes`] accepts (rows of
+    /// at most [`T2_MAX_MW`] taps, at least [`TC_MIN_TAPS`] in all), all
+    /// finite, a device of sm_80 or
+    /// newer whose loaded module holds the kernels, and a table and tile
+    /// that fit in shared memory.
+    pub fn tensor_support(&self) -> std::result::Result<(), String> {
+        self.support
+            .get_or_init(|| {
+                let (mw, mh) = (self.mw, self.mh);
+                if T::NAME != "f32" {
+                    return Err(format!("the tensor-core kernels take f32 data, not {}", T::NAME));
+                }
+                if mw <= T2_MAX_MW && !t2_takes(mw, mh) {
+                    return Err(format!(
+                        "the 2D tensor-core kernels take masks of at least {TC_MIN_TAPS} taps with mh·(mw − \
+                         t2_steps(mw)) ≥ 16, not {mw}×{mh} (below that the split's error could exceed the f32 bound; \
+                         such masks run near the memory floor on the FMA kernels)"
+                    ));
+                }
+                if self.taps.iter().any(|t| !t.to_f64().is_finite()) {
+                    return Err("the mask holds an infinity or a NaN (the FMA kernels propagate them)".into());
+                }
+                let info = self.gpu.info();
+                let kernels = t2_kernel(mw, true).zip(t2_kernel(mw, false));
+                let Some((precise, fast)) = kernels else {
+                    return Err(format!(
+                        "the 2D tensor-core kernels take mask rows of at most {T2_MAX_MW} taps, not {mw}"
+                    ));
+                };
+                if info.cc_major < 8 || self.gpu.param_sizes(precise).is_err() || self.gpu.param_sizes(fast).is_err() {
+                    return Err(format!(
+                        "{} is sm_{}{}; the tensor-core kernels need sm_80 or newer and PTX built for it",
+                        info.name, info.cc_major, info.cc_minor
+                    ));
+                }
+                plan_tensor2d::<T>(&info.limits, self.precision, (mw, mh), (1, 1)).map(|_| ()).map_err(|e| match e {
+                    Error::Unsupported { message, .. } => message,
+                    e => e.to_string(),
+                })
+            })
+            .clone()
+    }
+
+    /// The tensor-core mask table on the device, built on first use.
+    fn tensor_table(&self) -> Result<Arc<DeviceBuffer<f32>>> {
+        let mut slot = self.table.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(t) = slot.as_ref() {
+            return Ok(t.clone());
+        }
+        let taps: Vec<f32> = self.taps.iter().map(|t| t.to_f64() as f32).collect();
+        let mut table = vec![0.0f32; t2_table_floats(self.mw, self.mh)];
+        t2_mask_table(&taps, self.mw, self.mh, &mut table);
+        let dev = Arc::new(self.gpu.upload(&table)?);
+        *slot = Some(dev.clone());
+        Ok(dev)
     }
 
     /// This convolution on `stream` (same mask, shared): its runs are
@@ -531,6 +709,8 @@ impl<T: ConvElem> Conv2d<T> {
             taps: self.taps.clone(),
             mask: self.mask.clone(),
             params: self.params.clone(),
+            table: self.table.clone(),
+            support: self.support.clone(),
             ..*self
         })
     }
@@ -578,9 +758,29 @@ impl<T: ConvElem> Conv2d<T> {
     }
 
     /// The launch [`Conv2d::run`] makes for `variant` over a `width ×
-    /// height` image.
+    /// height` image. [`Conv2dVariant::Tensor`] where it cannot run is
+    /// [`Error::Unsupported`] naming the rule; its blocks are persistent
+    /// (the grid capped at the blocks the device keeps resident).
     pub fn plan(&self, variant: Conv2dVariant, width: usize, height: usize) -> Result<Conv2dPlan> {
-        plan_conv2d::<T>(&self.gpu.info().limits, variant, (self.mw, self.mh), (width, height))
+        let (mw, mh) = (self.mw, self.mh);
+        let variant = match variant {
+            Conv2dVariant::Tensor => {
+                self.tensor_support().map_err(|message| Error::Unsupported { op: "conv2d", message })?;
+                Conv2dVariant::Tensor
+            }
+            Conv2dVariant::Auto if tensor2d_auto(mw, mh, self.precision) && self.tensor_support().is_ok() => {
+                Conv2dVariant::Tensor
+            }
+            v => v,
+        };
+        let info = self.gpu.info();
+        let plan = plan_conv2d_at::<T>(&info.limits, variant, self.precision, (mw, mh), (width, height))?;
+        if plan.variant != Conv2dVariant::Tensor {
+            return Ok(plan);
+        }
+        let per_sm = self.gpu.max_active_blocks_per_sm(plan.kernel, plan.block.0, plan.shared_bytes as usize)?;
+        let resident = info.sm_count.max(1).saturating_mul(per_sm.max(1));
+        Ok(Conv2dPlan { grid: (plan.grid.0.min(resident).max(1), 1), ..plan })
     }
 
     /// Convolves the `width × height` image in `input` (rows `pitch`
@@ -633,12 +833,14 @@ impl<T: ConvElem> Conv2d<T> {
             left_y: self.left_y as u32,
             mode: self.mode.raw(),
         };
+        let table = if plan.variant == Conv2dVariant::Tensor { Some(self.tensor_table()?) } else { None };
         // SAFETY: input and output are live views on this GPU holding the
         // layout (checked above) and cannot overlap (one is borrowed
         // mutably); the mask buffer holds mw · mh taps, and so does the
         // mask parameter of a constant kernel; left_x < mw, left_y < mh;
-        // the shared memory is the kernel's layout for the plan's block.
-        unsafe { args.launch(target, &plan, Some((&*self.params, &self.taps)))? };
+        // the shared memory is the kernel's layout for the plan's block;
+        // the tensor kernels' table is the taps' t2_mask_table.
+        unsafe { args.launch(target, &plan, Some((&*self.params, &self.taps)), table.as_deref())? };
         Ok(plan)
     }
 }
@@ -866,7 +1068,7 @@ impl<T: ConvElem> Separable<T> {
             // from both views: the owned one is private, a caller's is
             // borrowed mutably next to them); the mask buffers hold the
             // taps each pass reads; lefts are below the widths.
-            unsafe { args.launch::<T>(target, plan, None) }
+            unsafe { args.launch::<T>(target, plan, None, None) }
         };
         pass(input.device_ptr(), mid, &self.mask_x, &plan.rows)?;
         pass(mid, output.device_ptr(), &self.mask_y, &plan.cols)?;

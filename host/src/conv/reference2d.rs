@@ -61,6 +61,22 @@ pub fn correlate2d_checked<T: ConvElem + Default>(
     left_y: usize,
     mode: Boundary,
 ) -> Result<Vec<Checked>> {
+    let terms = mw * mh;
+    let gamma = (terms as f64 + 2.0) * T::UNIT_ROUNDOFF;
+    correlate2d_bounded(img, taps, (mw, mh), (left_x, left_y), mode, |abs| gamma * abs + terms as f64 * T::MIN_NORMAL)
+}
+
+/// [`correlate2d_checked`] with the bound of each output given by `bound`
+/// from the sum of its terms' magnitudes (for arithmetic other than the
+/// element type's own, such as the TF32 tensor-core products).
+pub fn correlate2d_bounded<T: ConvElem + Default>(
+    img: Image<'_, T>,
+    taps: &[T],
+    (mw, mh): (usize, usize),
+    (left_x, left_y): (usize, usize),
+    mode: Boundary,
+    bound: impl Fn(f64) -> f64 + Sync,
+) -> Result<Vec<Checked>> {
     check_mask_dims(taps.len(), mw, mh)?;
     img.check()?;
     if left_x >= mw || left_y >= mh {
@@ -76,8 +92,6 @@ pub fn correlate2d_checked<T: ConvElem + Default>(
     let cols = axis_map(w, left_x, mw - 1 - left_x, mode);
     let rows = axis_map(h, left_y, mh - 1 - left_y, mode);
     let taps: Vec<f64> = taps.iter().map(|t| t.to_f64()).collect();
-    let terms = mw * mh;
-    let gamma = (terms as f64 + 2.0) * T::UNIT_ROUNDOFF;
     // The extended image, row by row (ghost rows and columns resolved).
     let ext_w = w + mw - 1;
     let ext: Vec<f64> = rows
@@ -101,7 +115,7 @@ pub fn correlate2d_checked<T: ConvElem + Default>(
                     abs += p.abs();
                 }
             }
-            *o = Checked { value, bound: gamma * abs + terms as f64 * T::MIN_NORMAL };
+            *o = Checked { value, bound: bound(abs) };
         }
     });
     Ok(out)

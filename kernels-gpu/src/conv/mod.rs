@@ -16,6 +16,8 @@
 //!   the separable row and column passes, with their layouts.
 //! * [`tensor`]: 1D convolution on tensor cores (sm_80 and newer, `f32`),
 //!   with `f32` accuracy from split TF32 products.
+//! * [`tensor2d`]: 2D convolution with large masks on tensor cores, the
+//!   same arithmetic.
 //! * [`PARAM_MASK_BYTES`], [`FIXED_MASK_TAPS`]: the mask parameters of
 //!   the constant-memory kernels.
 
@@ -25,6 +27,7 @@ pub mod conv2d;
 #[cfg(target_arch = "nvptx64")]
 pub mod elem;
 pub mod tensor;
+pub mod tensor2d;
 
 pub use boundary::{Boundary, map_index};
 
@@ -148,4 +151,10 @@ pub const LAUNCH_BOUNDS: &[(&str, u32, u32)] = &[
     ("conv2d_fast_short_f64", 256, 2),
     ("conv1d_tensor_f32", 128, 4),
     ("conv1d_tensor_tf32_f32", 128, 4),
+    ("conv2d_tensor_s2_f32", 128, 4),
+    ("conv2d_tensor_s3_f32", 128, 4),
+    ("conv2d_tensor_s4_f32", 128, 3),
+    ("conv2d_tensor_tf32_s2_f32", 128, 4),
+    ("conv2d_tensor_tf32_s3_f32", 128, 4),
+    ("conv2d_tensor_tf32_s4_f32", 128, 4),
 ];
