@@ -692,10 +692,13 @@ extern "C" __global__ void conv2d_sep_f32(const float* input, float* output, siz
 // over the mask's rows and S = ceil((mw + 7) / 8) steps. Each lane keeps a
 // mask row's S fragments in registers; a data fragment is loaded and split
 // once and meets every step that uses it (tile k at step q reads the
-// columns of tile k + 1 at step q - 1). f32 accuracy from three products
+// columns of tile k + 1 at step q - 1), one ldmatrix.x4 per fragment.
+// f32 accuracy from three products
 // of split operands, the two small ones accumulated apart; a tile with an
-// infinite or NaN output is computed again with plain FMAs. The host
-// passes the mask table (coalesce_kernels::conv::tensor2d::t2_mask_table).
+// infinite or NaN output is computed again with plain FMAs. Two tile
+// buffers: the next tile arrives by cp.async (16 or 8 bytes per copy when
+// the rows' alignment allows) while the current one is computed. The host passes the
+// mask table (coalesce_kernels::conv::tensor2d::t2_mask_table).
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
 #define T2_WARPS 4
 #define T2_THREADS (32 * T2_WARPS)
@@ -722,54 +725,78 @@ template <bool PRECISE, int S>
 __device__ __forceinline__ void tensor2d(Image img, float* output, const float* mask, size_t mw, size_t mh,
                                          size_t lx, size_t ly, const float* table) {
     extern __shared__ __align__(16) float smem[];
-    constexpr size_t cols = 8 * (T2_NT + S);
-    constexpr size_t tp = ((cols / 8) % 2 == 0) ? cols + 8 : cols;
+    constexpr size_t cols = 8 * (T2_NT + S), tp = cols + 4;  // t2_cols, t2_pitch
     const size_t t = threadIdx.x, lane = t % 32, warp = t / 32, g = lane / 4, tq = lane % 4;
-    const size_t rows = T2_TY + mh - 1, table_floats = mh * S * 128;
-    float* tile = smem + table_floats;
+    const size_t rows = T2_TY + mh - 1, table_floats = mh * S * 128, buf_floats = rows * tp;
     for (size_t i = t; 4 * i < table_floats; i += T2_THREADS)
         copy16((unsigned)__cvta_generic_to_shared(smem + 4 * i), table + 4 * i, true);
     commit_group();
-    const size_t tiles_x = (img.width + T2_TX - 1) / T2_TX, tiles = tiles_x * ((img.height + T2_TY - 1) / T2_TY);
+    const size_t base = ((size_t)img.p / 4) % 4 + 4 - lx % 4;
+    const size_t vec = (img.pitch % 4 == 0 && base % 4 == 0) ? 4 : (img.pitch % 2 == 0 && base % 2 == 0) ? 2 : 1;
+    const size_t tiles_x = (img.width + T2_TX - 1) / T2_TX;
+    const size_t tiles = tiles_x * ((img.height + T2_TY - 1) / T2_TY);
     const size_t span_x = T2_TX + mw - 1;
-    const float* a_base = tile + (16 * warp + g) * tp + 2 * tq;
-    const uint4* b_base = reinterpret_cast<const uint4*>(smem) + lane;
-    for (size_t b = blockIdx.x; b < tiles; b += gridDim.x) {
-        const size_t x0 = (b % tiles_x) * T2_TX, y0 = (b / tiles_x) * T2_TY;
-        const long long ox = (long long)x0 - lx, oy = (long long)y0 - ly;
-        const bool inside = img.contains(ox, oy, span_x, rows);
+    auto x0_of = [&](size_t b) { return (long long)((b % tiles_x) * T2_TX); };
+    auto y0_of = [&](size_t b) { return (long long)((b / tiles_x) * T2_TY); };
+    auto interior = [&](size_t b) {
+        const long long ox = x0_of(b) - (long long)lx, oy = y0_of(b) - (long long)ly;
+        return ox >= 0 && oy >= 0 && (size_t)ox + cols <= img.width && (size_t)oy + rows <= img.height;
+    };
+    auto prefetch = [&](size_t b, float* dst) {
+        const size_t ox = (size_t)(x0_of(b) - (long long)lx), oy = (size_t)(y0_of(b) - (long long)ly);
         for (size_t r = warp; r < rows; r += T2_THREADS / 32) {
-            for (size_t c = lane; c < cols; c += 32) {
-                const bool used = c < span_x;
-                if (inside) {
-                    const float* src = img.p + (size_t)(oy + (long long)r) * img.pitch + (size_t)(ox + (long long)c);
-                    copy_f32((unsigned)__cvta_generic_to_shared(tile + r * tp + c), src, used);
+            const float* src = img.p + (oy + r) * img.pitch + ox;
+            for (size_t c = vec * lane; c < cols; c += 32 * vec) {
+                const unsigned d = (unsigned)__cvta_generic_to_shared(dst + r * tp + c);
+                if (vec == 4) {
+                    copy16(d, src + c, true);
+                } else if (vec == 2) {
+                    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(d), "l"(src + c) : "memory");
                 } else {
-                    tile[r * tp + c] = used ? img.fetch(ox + (long long)c, oy + (long long)r) : 0.0f;
+                    copy_f32(d, src + c, true);
                 }
             }
         }
+    };
+    const size_t m = lane / 8, rr = lane % 8;
+    const uint4* b_base = reinterpret_cast<const uint4*>(smem) + lane;
+    size_t b = blockIdx.x, cur = 0;
+    if (b < tiles && interior(b)) prefetch(b, smem + table_floats);
+    commit_group();
+    while (b < tiles) {
+        const size_t next = b + gridDim.x;
+        if (next < tiles && interior(next)) prefetch(next, smem + table_floats + (cur ^ 1) * buf_floats);
         commit_group();
-        wait_group<0>();
+        float* tile = smem + table_floats + cur * buf_floats;
+        wait_group<1>();
+        const long long x0 = x0_of(b), y0 = y0_of(b), ox = x0 - (long long)lx, oy = y0 - (long long)ly;
+        if (!interior(b)) {
+            for (size_t r = warp; r < rows; r += T2_THREADS / 32)
+                for (size_t c = lane; c < cols; c += 32)
+                    tile[r * tp + c] = c < span_x ? img.fetch(ox + (long long)c, oy + (long long)r) : 0.0f;
+        }
         __syncthreads();
+        const unsigned a_base =
+            (unsigned)__cvta_generic_to_shared(tile + (16 * warp + rr + 8 * (m & 1)) * tp + 4 * (m >> 1));
         float big[T2_NT][4] = {}, small[T2_NT][4] = {};
         for (size_t mr = 0; mr < mh; ++mr) {
             uint4 bq[S];
 #pragma unroll
             for (int q = 0; q < S; ++q) bq[q] = b_base[32 * (mr * S + q)];
-            const float* row = a_base + mr * tp;
+            const unsigned row = a_base + (unsigned)(4 * mr * tp);
 #pragma unroll
             for (int p = 0; p < T2_NT + S - 1; ++p) {
-                const float2 lo = *reinterpret_cast<const float2*>(row + 8 * p);
-                const float2 hi = *reinterpret_cast<const float2*>(row + 8 * tp + 8 * p);
-                const float x[4] = {lo.x, hi.x, lo.y, hi.y};
+                unsigned x[4];
+                asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                             : "=r"(x[0]), "=r"(x[1]), "=r"(x[2]), "=r"(x[3])
+                             : "r"(row + 32 * p));
                 unsigned xh[4], xl[4];
 #pragma unroll
                 for (int e = 0; e < 4; ++e) {
                     if (PRECISE) {
-                        split_tf32(x[e], xh[e], xl[e]);
+                        split_tf32(__uint_as_float(x[e]), xh[e], xl[e]);
                     } else {
-                        xh[e] = __float_as_uint(x[e]);
+                        xh[e] = x[e];
                     }
                 }
 #pragma unroll
@@ -793,29 +820,35 @@ __device__ __forceinline__ void tensor2d(Image img, float* output, const float* 
                 if (PRECISE) big[k][v] += small[k][v];
                 bad |= non_finite(big[k][v]);
             }
+        auto inside = [&](long long x, long long y) {
+            return x >= 0 && (size_t)x < img.width && (size_t)y < img.height;
+        };
         if (__syncthreads_or(bad)) {
             for (size_t o = t; o < T2_TX * T2_TY; o += T2_THREADS) {
-                const size_t cx = o % T2_TX, cy = o / T2_TX, gx = x0 + cx, gy = y0 + cy;
-                if (gx < img.width && gy < img.height) {
+                const size_t cx = o % T2_TX, cy = o / T2_TX;
+                const long long gx = x0 + (long long)cx, gy = y0 + (long long)cy;
+                if (inside(gx, gy)) {
                     float acc = 0.0f;
                     for (size_t j = 0; j < mh; ++j)
                         for (size_t i = 0; i < mw; ++i) acc = fmaf(tile[(cy + j) * tp + cx + i], mask[j * mw + i], acc);
-                    output[gy * img.pitch + gx] = acc;
+                    output[(size_t)gy * img.pitch + (size_t)gx] = acc;
                 }
             }
         } else {
-            const size_t gy = y0 + 16 * warp + g;
+            const long long gy = y0 + (long long)(16 * warp + g);
 #pragma unroll
             for (int k = 0; k < T2_NT; ++k) {
-                const size_t gx = x0 + 8 * k + 2 * tq;
-                const size_t dy[4] = {0, 0, 8, 8}, dx[4] = {0, 1, 0, 1};
+                const long long gx = x0 + (long long)(8 * k + 2 * tq);
+                const long long dy[4] = {0, 0, 8, 8}, dx[4] = {0, 1, 0, 1};
 #pragma unroll
                 for (int v = 0; v < 4; ++v)
-                    if (gx + dx[v] < img.width && gy + dy[v] < img.height)
-                        output[(gy + dy[v]) * img.pitch + gx + dx[v]] = big[k][v];
+                    if (inside(gx + dx[v], gy + dy[v]))
+                        output[(size_t)(gy + dy[v]) * img.pitch + (size_t)(gx + dx[v])] = big[k][v];
             }
         }
         __syncthreads();
+        cur ^= 1;
+        b = next;
     }
     wait_group<0>();
 }
@@ -824,8 +857,8 @@ __device__ __forceinline__ void tensor2d(Image img, float* output, const float* 
     extern "C" __global__ void LAUNCH_BOUNDS(THREADS, BLOCKS) name(CONV2D_PARAMS, const float* table) {     \
         tensor2d<precise, s>(IMAGE, output, mask, mw, mh, left_x, left_y, table);                           \
     }
-TENSOR2D_KERNEL(conv2d_tensor_s2_f32, true, 2, 128, 4)
-TENSOR2D_KERNEL(conv2d_tensor_s3_f32, true, 3, 128, 4)
+TENSOR2D_KERNEL(conv2d_tensor_s2_f32, true, 2, 128, 3)
+TENSOR2D_KERNEL(conv2d_tensor_s3_f32, true, 3, 128, 3)
 TENSOR2D_KERNEL(conv2d_tensor_s4_f32, true, 4, 128, 3)
 TENSOR2D_KERNEL(conv2d_tensor_tf32_s2_f32, false, 2, 128, 4)
 TENSOR2D_KERNEL(conv2d_tensor_tf32_s3_f32, false, 3, 128, 4)

@@ -46,8 +46,9 @@ fn want(conv: &Conv2d<f32>, data: &[f32], w: usize, h: usize) -> Vec<Checked> {
 }
 
 /// Runs the tensor kernel over the dense `w × h` image `data`, laid out
-/// with `pitch`, and checks every output, the padding columns and the
-/// tail past the image.
+/// with `pitch` (the input starting `pitch % 3` elements into its buffer,
+/// so both aligned and unaligned rows occur), and checks every output, the
+/// padding columns and the tail past the image.
 fn check(
     gpu: &Gpu,
     conv: &Conv2d<f32>,
@@ -61,13 +62,15 @@ fn check(
     for y in 0..h {
         laid[y * pitch..y * pitch + w].copy_from_slice(&data[y * w..(y + 1) * w]);
     }
-    let d_in = gpu.upload(&laid).unwrap();
+    let offset = pitch % 3;
+    let mut buffer = vec![f32::NAN; offset];
+    buffer.extend_from_slice(&laid);
+    let d_in = gpu.upload(&buffer).unwrap();
+    let src = d_in.view(offset..offset + len).unwrap();
     let mut d_out = gpu.alloc_zeroed::<f32>(len + 5).unwrap();
     d_out.fill_bytes(common::POISON).unwrap();
     let mut dst = d_out.view_mut(0..len).unwrap();
-    let plan = conv
-        .run(Conv2dVariant::Tensor, &d_in.as_view(), &mut dst, w, h, pitch)
-        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    let plan = conv.run(Conv2dVariant::Tensor, &src, &mut dst, w, h, pitch).unwrap_or_else(|e| panic!("{what}: {e}"));
     assert_eq!(plan.variant, Conv2dVariant::Tensor, "{what}");
     let got = d_out.to_vec().unwrap();
     let dense: Vec<f32> = (0..h).flat_map(|y| got[y * pitch..y * pitch + w].iter().copied()).collect();
@@ -110,6 +113,7 @@ fn every_mode_size_and_shape_at_both_precisions() {
         (T2_TX, T2_TY, T2_TX),
         (T2_TX + 1, T2_TY - 1, T2_TX + 1),
         (3 * T2_TX + 17, 2 * T2_TY + 5, 3 * T2_TX + 40),
+        (3 * T2_TX + 17, 2 * T2_TY + 5, 3 * T2_TX + 20),
     ];
     for (mw, mh) in masks {
         assert!(t2_takes(mw, mh), "{mw}×{mh}");
@@ -141,8 +145,11 @@ fn every_mode_size_and_shape_at_both_precisions() {
             let conv = Conv2d::new(&gpu, &mask, mw, mh, ConvOp::Convolve, Boundary::Reflect)
                 .unwrap()
                 .with_precision(precision);
-            let what = format!("seed={seed} {mw}×{mh} image {w}×{h} {}", precision.name());
-            check(&gpu, &conv, &data, (w, h, w), &want(&conv, &data, w, h), &what);
+            // Rows 16-byte aligned (the 16-byte copies) and not.
+            for pitch in [w.next_multiple_of(4), w] {
+                let what = format!("seed={seed} {mw}×{mh} image {w}×{h} pitch {pitch} {}", precision.name());
+                check(&gpu, &conv, &data, (w, h, pitch), &want(&conv, &data, w, h), &what);
+            }
         }
     }
 }

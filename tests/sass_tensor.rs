@@ -44,8 +44,8 @@ fn tensor_kernels_run_hmma_from_registers() {
             println!("sm_{} {k}: {hmma} HMMA, {} registers", c.arch, r.registers);
             assert_eq!((r.stack_frame, r.spill_stores, r.spill_loads), (0, 0, 0), "sm_{} {k}", c.arch);
         }
-        // The 2D kernels: per mask row, NT + S − 1 data fragments (two
-        // LDS.64 each) meet 8·S products (three HMMA at f32, one at TF32).
+        // The 2D kernels: per mask row, NT + S − 1 data fragments meet 8·S
+        // products (three HMMA at f32, one at TF32).
         for (steps, precise) in [(2, true), (3, true), (4, true), (2, false), (3, false), (4, false)] {
             let k = t2_kernel(8 * steps - 7, precise).expect("a 2D kernel");
             let o = ops(&c, k);
@@ -53,7 +53,10 @@ fn tensor_kernels_run_hmma_from_registers() {
             let want = 8 * steps * if precise { 3 } else { 1 };
             assert!(hmma >= want, "sm_{} {k}: {hmma} HMMA, want at least {want}", c.arch);
             assert!(count(&o, "LDGSTS") >= 1, "sm_{} {k}: no cp.async", c.arch);
-            assert!(count(&o, "LDS.64") >= 2 * (8 + steps - 1), "sm_{} {k}: LDS.64", c.arch);
+            // One ldmatrix per data fragment (two at f32: heads and
+            // remainders), NT + S − 1 per mask row.
+            let ldsm = count(&o, "LDSM.16.M88.4");
+            assert!(ldsm >= (8 + steps - 1) * if precise { 2 } else { 1 }, "sm_{} {k}: {ldsm} LDSM", c.arch);
             // The mask fragment: heads and remainders in one 128-bit load
             // (TF32 reads the heads only, 64 bits).
             assert!(!precise || o.iter().any(|x| x == "LDS.128"), "sm_{} {k}: no LDS.128", c.arch);

@@ -28,11 +28,11 @@
 //! with the 1D kernel's formulation, the mask as `A` and its band 16 rows
 //! tall).
 //!
-//! The `k` index of a step is permuted as in [`super::tensor`]: lane
-//! `(g, t)` holds inputs `2t` and `2t + 1` of rows `g` and `g + 8`, two
-//! 64-bit shared loads, and its `B` elements are `m_r[8q + 2t − g]` and
-//! `m_r[8q + 2t + 1 − g]`, read from a table built once per mask
-//! ([`t2_mask_table`]).
+//! A warp loads each data fragment with one `ldmatrix.x4` (the four 8×4
+//! quarters of the 16 × 8 block straight into the registers `mma` takes;
+//! [`crate::dev::mma::ldmatrix_x4`]). Lane `(g, t)`'s `B` elements are
+//! `m_r[8q + t − g]` and `m_r[8q + t + 4 − g]`, read from a table built
+//! once per mask ([`t2_mask_table`]).
 //!
 //! # Precision and non-finite values
 //!
@@ -48,9 +48,12 @@
 //! A block of [`T2_WARPS`] warps computes [`T2_TY`] × [`T2_TX`] outputs per
 //! tile, each warp 16 rows of [`T2_NT`] tiles of 8 columns. The block
 //! copies the mask table into shared memory once, then walks its tiles
-//! grid-stride: the input tile with its halo arrives by `cp.async`
-//! (boundary tiles through the boundary mode), rows [`t2_pitch`] floats
-//! apart so the 16 rows a warp reads fall in distinct banks.
+//! grid-stride with two tile buffers: the next tile's inputs (with the
+//! halo) arrive by `cp.async` while the current one is computed, 16 or 8
+//! bytes per copy where the rows' alignment allows it (tiles at the
+//! image's edges load through the boundary mode). Rows are [`t2_pitch`]
+//! floats apart so the 8 rows of each `ldmatrix` phase fall in distinct
+//! banks.
 
 /// Warps per block.
 pub const T2_WARPS: usize = 4;
@@ -73,17 +76,16 @@ pub const fn t2_steps(mw: usize) -> usize {
     if s < 2 { 2 } else { s }
 }
 
-/// Input columns a tile reads for `s` steps: `8·(T2_NT + s)`.
+/// Input columns a tile holds for `s` steps: `8·(T2_NT + s)`.
 pub const fn t2_cols(s: usize) -> usize {
     8 * (T2_NT + s)
 }
 
-/// Floats between rows of the input tile: [`t2_cols`] rounded up to an
-/// odd multiple of 8, so rows `g = 0 … 3` of a half-warp's 64-bit loads
-/// start 8 banks apart.
+/// Floats between rows of the input tile: [`t2_cols`] plus 4, an odd
+/// multiple of 4, so the 8 rows of 16 bytes an `ldmatrix` phase reads
+/// start 4 banks apart.
 pub const fn t2_pitch(s: usize) -> usize {
-    let c = t2_cols(s);
-    if (c / 8).is_multiple_of(2) { c + 8 } else { c }
+    t2_cols(s) + 4
 }
 
 /// Rows of the input tile for `mh` mask rows.
@@ -98,9 +100,10 @@ pub const fn t2_table_floats(mw: usize, mh: usize) -> usize {
 }
 
 /// Dynamic shared memory of the 2D tensor-core kernels for an `mw × mh`
-/// mask, bytes: the mask table, then the input tile.
+/// mask, bytes: the mask table, then two input tiles (one filled while
+/// the other is computed).
 pub const fn t2_shared_bytes(mw: usize, mh: usize) -> usize {
-    4 * (t2_table_floats(mw, mh) + t2_rows(mh) * t2_pitch(t2_steps(mw)))
+    4 * (t2_table_floats(mw, mh) + 2 * t2_rows(mh) * t2_pitch(t2_steps(mw)))
 }
 
 /// Whether the 2D tensor-core kernels take an `mw × mh` mask: rows of at
@@ -133,7 +136,7 @@ pub const fn t2_kernel(mw: usize, precise: bool) -> Option<&'static str> {
 /// The mask table of the 2D tensor-core kernels for the row-major `mw ×
 /// mh` correlation taps `taps`: for mask row `r`, step `q` (of
 /// [`t2_steps`]`(mw)`, at least 2) and lane `(g, t)`, the `B` elements
-/// `m_r[8q + 2t − g]` and `m_r[8q + 2t + 1 − g]` (zero outside the row)
+/// `m_r[8q + t − g]` and `m_r[8q + t + 4 − g]` (zero outside the row)
 /// rounded to TF32 ([`super::tensor::round_tf32`]), then their remainders
 /// rounded to TF32 too, the four floats at `4·(32·(r·S + q) + lane)`: one
 /// conflict-free 128-bit load per lane and step. `t2_table_floats(mw, mh)`
@@ -147,9 +150,9 @@ pub fn t2_mask_table(taps: &[f32], mw: usize, mh: usize, table: &mut [f32]) {
         for q in 0..s {
             for lane in 0..32 {
                 let (g, t) = ((lane / 4) as isize, (lane % 4) as isize);
-                let k = 8 * q as isize + 2 * t - g;
+                let k = 8 * q as isize + t - g;
                 let at = 4 * (32 * (r * s + q) + lane);
-                for (e, v) in [tap(k), tap(k + 1)].into_iter().enumerate() {
+                for (e, v) in [tap(k), tap(k + 4)].into_iter().enumerate() {
                     let h = round_tf32(v);
                     table[at + e] = h;
                     table[at + 2 + e] = round_tf32(v - h);
@@ -165,8 +168,8 @@ mod kernels {
     use crate::conv::boundary::map_index_edge;
     use crate::conv::elem::{ConvElem, unroll};
     use crate::dev::index::{block_idx_x, grid_dim_x, thread_idx_x};
-    use crate::dev::mma::{ld_shared_v2, ld_shared_v4, mma_tf32, split_tf32, sync_threads_or};
-    use crate::dev::pipeline::{commit_group, copy_f32, copy16, wait_group};
+    use crate::dev::mma::{ld_shared_v4, ldmatrix_x4, mma_tf32, split_tf32, sync_threads_or};
+    use crate::dev::pipeline::{commit_group, copy_f32, copy_f64, copy16, wait_group};
     use crate::dev::shared::{Shared, dynamic};
     use crate::dev::sync::sync_threads;
 
@@ -183,7 +186,7 @@ mod kernels {
     /// # Safety
     /// `input`, `output` valid for `(height − 1)·pitch + width` elements,
     /// not overlapping, `pitch ≥ width`; `mask` the `mw·mh` correlation
-    /// taps, `table` their [`super::t2_mask_table`]; `t2_steps(mw) ≤ S`,
+    /// taps, `table` their [`super::t2_mask_table`]; `t2_steps(mw) = S`,
     /// `left_x < mw`, `left_y < mh`; [`super::t2_shared_bytes`]`(mw, mh)`
     /// bytes of dynamic shared memory; [`T2_THREADS`] threads per block.
     #[inline(always)]
@@ -203,13 +206,14 @@ mod kernels {
         let (g, tq) = (lane / 4, lane % 4);
         let (cols, tp, rows) = (t2_cols(S), t2_pitch(S), t2_rows(mh));
         let table_floats = mh * S * 128;
+        let buf_floats = rows * tp;
         // SAFETY: the launch provides t2_shared_bytes(mw, mh) bytes: the
-        // table (S steps per row: t2_steps(mw) ≤ S, and the host builds it
-        // for S), then rows × tp floats of input tile.
+        // table (S steps per row: t2_steps(mw) = S, and the host builds it
+        // for S), then two buffers of rows × tp floats of input tile.
         let smem: Shared<f32> = unsafe { dynamic() };
-        // SAFETY: as above; table_floats is a multiple of 128 (16-byte
-        // aligned).
-        let tile = unsafe { Shared::<f32>::from_addr(smem.addr_of(table_floats)) };
+        // SAFETY: as above; table_floats and buf_floats are multiples of 8
+        // (32-byte aligned buffers).
+        let buf = |k: usize| unsafe { Shared::<f32>::from_addr(smem.addr_of(table_floats + k * buf_floats)) };
         let mut i = t;
         while 4 * i < table_floats {
             // SAFETY: 4i + 4 ≤ table_floats; the table is a device
@@ -218,54 +222,110 @@ mod kernels {
             i += T2_THREADS;
         }
         commit_group();
+        // Tiles start at multiples of T2_TX (whole sectors of output), so
+        // every tile's first input has the same alignment: copies take 16
+        // bytes when its rows start 16-byte aligned, 8 when 8, else 4.
+        let base = (input as usize / 4) % 4 + 4 - lx % 4;
+        let vec = if pitch.is_multiple_of(4) && base.is_multiple_of(4) {
+            4
+        } else if pitch.is_multiple_of(2) && base.is_multiple_of(2) {
+            2
+        } else {
+            1
+        };
         let tiles_x = width.div_ceil(T2_TX);
         let tiles = tiles_x * height.div_ceil(T2_TY);
         let span_x = T2_TX + mw - 1;
-        // This lane's first data element (row g of the warp's 16, input 2·tq)
-        // and its table entry of row 0, step 0.
-        let a_addr = tile.addr_of((16 * warp + g) * tp + 2 * tq);
-        let b_addr = smem.addr_of(4 * lane);
-        let row_bytes = (4 * tp) as u32;
-        let mut b = block_idx_x() as usize;
-        while b < tiles {
-            let (x0, y0) = ((b % tiles_x) * T2_TX, (b / tiles_x) * T2_TY);
-            let (ox, oy) = (x0 as isize - lx as isize, y0 as isize - ly as isize);
-            let inside = ox >= 0 && oy >= 0 && ox as usize + span_x <= width && oy as usize + rows <= height;
-            // One warp per tile row at a time, lanes along it; columns past
-            // the halo take zeros.
+        // Tile b: its first output (x0, y0) and the input in its column 0
+        // and row 0 (ox, oy).
+        let corner = |b: usize| {
+            let (x0, y0) = (((b % tiles_x) * T2_TX) as isize, ((b / tiles_x) * T2_TY) as isize);
+            (x0, y0, x0 - lx as isize, y0 - ly as isize)
+        };
+        // Whether tile b's whole input (all `cols` columns) lies inside the
+        // image.
+        let interior = |b: usize| {
+            let (_, _, ox, oy) = corner(b);
+            ox >= 0 && oy >= 0 && ox as usize + cols <= width && oy as usize + rows <= height
+        };
+        // Starts the copies of interior tile b into `dst`: one warp per row
+        // at a time, `vec` floats per lane and copy.
+        let prefetch = |b: usize, dst: Shared<f32>| {
+            let (_, _, ox, oy) = corner(b);
             let mut r = warp;
             while r < rows {
-                let src_row = input.wrapping_offset((oy + r as isize) * pitch as isize + ox);
-                let mut c = lane;
+                // SAFETY: interior(b): the tile's rows and columns lie inside
+                // the image.
+                let src = unsafe { input.add((oy as usize + r) * pitch + ox as usize) };
+                let mut c = vec * lane;
                 while c < cols {
-                    let used = c < span_x;
-                    let dst = tile.addr_of(r * tp + c);
-                    if inside {
-                        // SAFETY: when used, (ox + c, oy + r) lies inside the
-                        // image; dst inside the tile.
-                        unsafe { copy_f32(dst, src_row.wrapping_add(c), used) };
-                    } else {
+                    let d = dst.addr_of(r * tp + c);
+                    // SAFETY: inside the image and the tile; 16 (8) bytes
+                    // aligned on both sides for vec = 4 (2): the row starts
+                    // so (see base), c is a multiple of vec, tp of 4.
+                    unsafe {
+                        match vec {
+                            4 => copy16(d, src.add(c).cast::<u8>(), true),
+                            2 => copy_f64(d, src.add(c).cast::<f64>(), true),
+                            _ => copy_f32(d, src.add(c), true),
+                        }
+                    }
+                    c += 32 * vec;
+                }
+                r += T2_THREADS / 32;
+            }
+        };
+        // The row this lane addresses for ldmatrix (matrix lane / 8: rows
+        // 0–7 or 8–15 of the warp's 16, words 0–3 or 4–7) in buffer 0, and
+        // its table entry of row 0, step 0.
+        let (m, rr) = (lane / 8, lane % 8);
+        let a_addr0 = buf(0).addr_of((16 * warp + rr + 8 * (m & 1)) * tp + 4 * (m >> 1));
+        let b_addr = smem.addr_of(4 * lane);
+        let row_bytes = (4 * tp) as u32;
+        let grid = grid_dim_x() as usize;
+        let mut b = block_idx_x() as usize;
+        let mut cur = 0;
+        if b < tiles && interior(b) {
+            prefetch(b, buf(0));
+        }
+        commit_group();
+        while b < tiles {
+            let next = b + grid;
+            if next < tiles && interior(next) {
+                prefetch(next, buf(cur ^ 1));
+            }
+            commit_group();
+            let tile = buf(cur);
+            // Every group but the one just committed: the table and tile
+            // b's copies.
+            wait_group::<1>();
+            let (x0, y0, ox, oy) = corner(b);
+            if !interior(b) {
+                // Through the boundary mode, one warp per row at a time;
+                // columns past the halo take zeros.
+                let mut r = warp;
+                while r < rows {
+                    let mut c = lane;
+                    while c < cols {
                         let v = match (
                             map_index_edge(ox + c as isize, width as isize, mode),
                             map_index_edge(oy + r as isize, height as isize, mode),
                         ) {
                             // SAFETY: map_index returns in-range indices.
-                            (Some(x), Some(y)) if used => unsafe { *input.add(y * pitch + x) },
+                            (Some(x), Some(y)) if c < span_x => unsafe { *input.add(y * pitch + x) },
                             _ => 0.0,
                         };
                         // SAFETY: r < rows, c < cols ≤ tp.
                         unsafe { tile.write(r * tp + c, v) };
+                        c += 32;
                     }
-                    c += 32;
+                    r += T2_THREADS / 32;
                 }
-                r += T2_THREADS / 32;
             }
-            commit_group();
-            // The table's group (first tile) and this tile's copies.
-            wait_group::<0>();
             // SAFETY: every thread reaches it once per tile (block-uniform
             // loop); it also orders the table copy before its first use.
             unsafe { sync_threads() };
+            let a_addr = a_addr0 + (4 * cur * buf_floats) as u32;
             let mut big = [[0.0f32; 4]; T2_NT];
             let mut small = [[0.0f32; 4]; T2_NT];
             for mr in 0..mh {
@@ -282,20 +342,18 @@ mod kernels {
                 // constants only (a rolled loop would put them in local
                 // memory).
                 unroll!(p in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10] below T2_NT + S - 1 => {
-                    // SAFETY: rows 16·warp + g (+ 8) + mr < rows, columns
-                    // 8p + 2·tq + 1 < cols: inside the tile.
-                    let lo = unsafe { ld_shared_v2(row + (32 * p) as u32) };
-                    // SAFETY: as above.
-                    let hi = unsafe { ld_shared_v2(row + 8 * row_bytes + (32 * p) as u32) };
                     // a0 = (g, t), a1 = (g + 8, t), a2 = (g, t + 4), a3 =
-                    // (g + 8, t + 4): logical columns t, t + 4 are inputs 2t,
-                    // 2t + 1.
-                    let x = [lo[0], hi[0], lo[1], hi[1]];
+                    // (g + 8, t + 4) of columns 8p … 8p + 7.
+                    // SAFETY: rows 16·warp + 15 + mr < rows, columns 8p + 7 <
+                    // cols: inside the tile; rows 16-byte aligned (tp a
+                    // multiple of 4); the whole warp runs it.
+                    let x = unsafe { ldmatrix_x4(row + (32 * p) as u32) };
                     let (xh, xl) = if PRECISE {
-                        let s = [split_tf32(x[0]), split_tf32(x[1]), split_tf32(x[2]), split_tf32(x[3])];
+                        let f = |i: usize| split_tf32(f32::from_bits(x[i]));
+                        let s = [f(0), f(1), f(2), f(3)];
                         ([s[0].0, s[1].0, s[2].0, s[3].0], [s[0].1, s[1].1, s[2].1, s[3].1])
                     } else {
-                        ([x[0].to_bits(), x[1].to_bits(), x[2].to_bits(), x[3].to_bits()], [0; 4])
+                        (x, [0; 4])
                     };
                     unroll!(q in [0, 1, 2, 3] below S => {
                         let k = p.wrapping_sub(q);
@@ -323,6 +381,7 @@ mod kernels {
                     bad |= non_finite(big[k][v]);
                 }
             });
+            let inside = |x: isize, y: isize| x >= 0 && (x as usize) < width && (y as usize) < height;
             // SAFETY: reached by every thread once per tile, as above.
             if unsafe { sync_threads_or(bad) } {
                 // An infinity or NaN (from the inputs, or an overflow): the
@@ -330,38 +389,41 @@ mod kernels {
                 let mut o = t;
                 while o < T2_TX * T2_TY {
                     let (cx, cy) = (o % T2_TX, o / T2_TX);
-                    let (gx, gy) = (x0 + cx, y0 + cy);
-                    if gx < width && gy < height {
+                    let (gx, gy) = (x0 + cx as isize, y0 + cy as isize);
+                    if inside(gx, gy) {
                         let mut acc = 0.0f32;
+                        let at = cy * tp + cx;
                         for j in 0..mh {
                             for i in 0..mw {
-                                // SAFETY: cy + j < rows, cx + i < span_x; the
-                                // mask holds mw·mh taps.
-                                let (x, m) = unsafe { (tile.read((cy + j) * tp + cx + i), *mask.add(j * mw + i)) };
+                                // SAFETY: cy + j < rows, cx + i < span_x ≤
+                                // cols; the mask holds mw·mh taps.
+                                let (x, m) = unsafe { (tile.read(at + j * tp + i), *mask.add(j * mw + i)) };
                                 acc = f32::fma(x, m, acc);
                             }
                         }
                         // SAFETY: inside the image.
-                        unsafe { *output.add(gy * pitch + gx) = acc };
+                        unsafe { *output.add(gy as usize * pitch + gx as usize) = acc };
                     }
                     o += T2_THREADS;
                 }
             } else {
-                let gy = y0 + 16 * warp + g;
+                let gy = y0 + (16 * warp + g) as isize;
                 unroll!(k in [0, 1, 2, 3, 4, 5, 6, 7] below T2_NT => {
                     // c0, c1: row g, columns 2t, 2t + 1; c2, c3: row g + 8.
-                    let gx = x0 + 8 * k + 2 * tq;
+                    let gx = x0 + (8 * k + 2 * tq) as isize;
                     for (v, (dy, dx)) in [(0, 0), (0, 1), (8, 0), (8, 1)].into_iter().enumerate() {
-                        if gx + dx < width && gy + dy < height {
+                        let (x, y) = (gx + dx, gy + dy);
+                        if inside(x, y) {
                             // SAFETY: inside the image.
-                            unsafe { *output.add((gy + dy) * pitch + gx + dx) = big[k][v] };
+                            unsafe { *output.add(y as usize * pitch + x as usize) = big[k][v] };
                         }
                     }
                 });
             }
-            // SAFETY: as above; the next tile overwrites the tile buffer.
+            // SAFETY: as above; the next pass refills this buffer.
             unsafe { sync_threads() };
-            b += grid_dim_x() as usize;
+            cur ^= 1;
+            b = next;
         }
         // A block without tiles still has its table copy in flight.
         wait_group::<0>();
@@ -422,6 +484,8 @@ mod tests {
             assert!(t2_kernel(mw, true).is_some() && t2_kernel(mw, false).is_some());
             // The tile's columns hold the halo of T2_TX outputs.
             assert!(t2_cols(s) >= T2_TX + mw - 1);
+            // Every fragment read lies inside the row: columns 8p … 8p + 7.
+            assert!(8 * (T2_NT + s - 2) + 8 <= t2_cols(s));
         }
         assert_eq!(t2_kernel(T2_MAX_MW + 1, true), None);
         // The accuracy rule: the split's error within the f32 bound.
@@ -436,22 +500,21 @@ mod tests {
     }
 
     #[test]
-    fn pitch_puts_a_half_warp_in_distinct_banks() {
-        // Lanes g = 0 … 3, t = 0 … 3 load 8 bytes at row g, input 8p + 2t.
+    fn pitch_puts_each_ldmatrix_phase_in_distinct_banks() {
+        // ldmatrix reads 8 rows of 16 bytes per phase (lanes 8i … 8i + 7):
+        // rows r0 … r0 + 7 at word 4h of column group p.
         for s in 2..=4 {
             let tp = t2_pitch(s);
-            assert!(tp >= t2_cols(s));
+            assert!(tp >= t2_cols(s) && tp.is_multiple_of(4));
             for p in 0..T2_NT + s - 1 {
-                for row0 in [0, 8, 3] {
+                for (r0, h) in [(0, 0), (8, 0), (3, 1), (10, 1)] {
                     let mut banks = [0u32; 32];
-                    for g in 0..4 {
-                        for t in 0..4 {
-                            for e in 0..2 {
-                                banks[((row0 + g) * tp + 8 * p + 2 * t + e) % 32] += 1;
-                            }
+                    for r in r0..r0 + 8 {
+                        for w in 0..4 {
+                            banks[(r * tp + 8 * p + 4 * h + w) % 32] += 1;
                         }
                     }
-                    assert!(banks.iter().all(|&b| b == 1), "s {s} p {p}: {banks:?}");
+                    assert!(banks.iter().all(|&b| b == 1), "s {s} p {p} rows {r0}: {banks:?}");
                 }
             }
         }
@@ -468,9 +531,8 @@ mod tests {
             for q in 0..s {
                 for lane in 0..32 {
                     let (g, t) = (lane / 4, lane % 4);
-                    // b0 = B(t, g), b1 = B(t + 4, g); logical rows t, t + 4
-                    // are inputs 2t, 2t + 1: B(u, j) = m_r[8q + u − j].
-                    for (e, u) in [2 * t, 2 * t + 1].into_iter().enumerate() {
+                    // b0 = B(t, g), b1 = B(t + 4, g): B(u, j) = m_r[8q + u − j].
+                    for (e, u) in [t, t + 4].into_iter().enumerate() {
                         let k = 8 * q + u;
                         let want = if k >= g && k - g < mw { taps[r * mw + k - g] } else { 0.0 };
                         let at = 4 * (32 * (r * s + q) + lane);
@@ -508,7 +570,7 @@ mod tests {
                                 let at = 4 * (32 * (r * s + q) + lane);
                                 for e in 0..2 {
                                     let b = table[at + e] + table[at + 2 + e];
-                                    sum += x[i + r][8 * (k + q) + 2 * t + e] * b;
+                                    sum += x[i + r][8 * (k + q) + t + 4 * e] * b;
                                 }
                             }
                         }

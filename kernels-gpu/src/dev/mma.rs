@@ -95,6 +95,30 @@ pub unsafe fn ld_shared_v4(addr: u32) -> [u32; 4] {
     [a, b, c, d]
 }
 
+/// `ldmatrix.x4`: four 8×8 matrices of 16-bit elements from shared
+/// memory, the rows of matrix `i` at the addresses lanes `8i … 8i + 7`
+/// give (16 bytes each, 16-byte aligned). Lane `(g, t)` receives, in
+/// register `i`, the 32-bit word `t` of row `g` of matrix `i`: read as 8×4
+/// matrices of 32-bit words, exactly an `mma.m16n8k8` TF32 `A` fragment
+/// when the four matrices are rows 0–7 and 8–15 of words 0–3, then of
+/// words 4–7.
+///
+/// # Safety
+/// Every lane of the warp executes it together (`.aligned`), each passing
+/// the address of 16 bytes inside this block's shared memory.
+#[cfg(target_feature = "sm_80")]
+#[inline(always)]
+pub unsafe fn ldmatrix_x4(addr: u32) -> [u32; 4] {
+    let (a, b, c, d): (u32, u32, u32, u32);
+    // SAFETY: forwarded to the caller's contract.
+    unsafe {
+        asm!("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {{{a}, {b}, {c}, {d}}}, [{p}];", a = out(reg32) a,
+             b = out(reg32) b, c = out(reg32) c, d = out(reg32) d, p = in(reg32) addr,
+             options(readonly, nostack, preserves_flags));
+    }
+    [a, b, c, d]
+}
+
 /// `__syncthreads_or(flag)`: a block barrier (as
 /// [`sync_threads`](super::sync::sync_threads), non-`.aligned`) that
 /// returns whether any thread of the block passed `true`.
