@@ -1010,15 +1010,15 @@ impl<T: ConvElem> Separable<T> {
         if need == 0 {
             return Ok(plan);
         }
-        if let Some(fused) = plan.fused {
-            if let Some(s) = scratch {
-                // Not needed, but a caller's scratch is checked as for the
-                // two passes.
-                s.check_gpu(&self.gpu, "conv2d separable scratch")?;
-                if s.len() < need {
-                    return Err(Error::LengthMismatch { op: "conv2d separable scratch", expected: need, got: s.len() });
-                }
+        // A caller's scratch is checked whichever form runs (the fused
+        // kernel does not need it).
+        if let Some(s) = &scratch {
+            s.check_gpu(&self.gpu, "conv2d separable scratch")?;
+            if s.len() < need {
+                return Err(Error::LengthMismatch { op: "conv2d separable scratch", expected: need, got: s.len() });
             }
+        }
+        if let Some(fused) = plan.fused {
             let (src, dst) = (input.device_ptr(), output.device_ptr());
             let (mx, my) = (self.mask_x.device_ptr(), self.mask_y.device_ptr());
             let (mw, mh) = (self.taps_x.len() as u32, self.taps_y.len() as u32);
@@ -1034,13 +1034,7 @@ impl<T: ConvElem> Separable<T> {
         }
         let mut owned = self.scratch.lock().unwrap_or_else(|p| p.into_inner());
         let mid = match scratch {
-            Some(s) => {
-                s.check_gpu(&self.gpu, "conv2d separable scratch")?;
-                if s.len() < need {
-                    return Err(Error::LengthMismatch { op: "conv2d separable scratch", expected: need, got: s.len() });
-                }
-                s.device_ptr()
-            }
+            Some(s) => s.device_ptr(),
             None => {
                 if owned.as_ref().is_none_or(|b| b.len() < need) {
                     *owned = None;

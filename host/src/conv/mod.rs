@@ -441,6 +441,8 @@ pub struct Conv1d<T: ConvElem> {
     /// The tensor-core kernels' mask table ([`tc_mask_table`]), built on
     /// first use and shared by the clones [`Conv1d::on`] makes.
     table: Arc<Mutex<Option<Arc<DeviceBuffer<f32>>>>>,
+    /// [`Conv1d::tensor_support`], found once (`Auto` asks on every plan).
+    support: Arc<std::sync::OnceLock<std::result::Result<(), String>>>,
 }
 
 impl<T: ConvElem> Conv1d<T> {
@@ -469,6 +471,7 @@ impl<T: ConvElem> Conv1d<T> {
             params,
             precision: Precision::F32,
             table: Arc::new(Mutex::new(None)),
+            support: Arc::new(std::sync::OnceLock::new()),
         })
     }
 
@@ -490,6 +493,11 @@ impl<T: ConvElem> Conv1d<T> {
     /// whose loaded module holds the kernel, and a mask table that fits in
     /// shared memory.
     pub fn tensor_support(&self) -> std::result::Result<(), String> {
+        self.support.get_or_init(|| self.find_tensor_support()).clone()
+    }
+
+    /// [`Conv1d::tensor_support`]'s answer, found afresh.
+    fn find_tensor_support(&self) -> std::result::Result<(), String> {
         if T::NAME != "f32" {
             return Err(format!("the tensor-core kernels take f32 data, not {}", T::NAME));
         }
@@ -504,7 +512,8 @@ impl<T: ConvElem> Conv1d<T> {
             return Err("the mask holds an infinity or a NaN (the FMA kernels propagate them)".into());
         }
         let info = self.gpu.info();
-        if info.cc_major < 8 || self.gpu.param_sizes(self.precision.tensor_kernel()).is_err() {
+        // Both precisions' kernels (the answer is kept for every precision).
+        if info.cc_major < 8 || Precision::ALL.iter().any(|p| self.gpu.param_sizes(p.tensor_kernel()).is_err()) {
             return Err(format!(
                 "{} is sm_{}{}; the tensor-core kernels need sm_80 or newer and PTX built for it",
                 info.name, info.cc_major, info.cc_minor
@@ -544,6 +553,7 @@ impl<T: ConvElem> Conv1d<T> {
             mask: self.mask.clone(),
             params: self.params.clone(),
             table: self.table.clone(),
+            support: self.support.clone(),
             ..*self
         })
     }
