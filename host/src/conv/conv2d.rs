@@ -42,6 +42,13 @@
 //! from the device's limits: the block's rows shrink until the shared
 //! tile fits (see [`plan_conv2d`]). The separable passes read their 1D
 //! masks from global memory (they are tiny and stay in the L1 cache).
+//!
+//! [`Conv2dVariant::Tensor`] runs large `f32` masks on tensor cores (sm_80
+//! and newer; `conv::tensor2d` in the device crate): the data as the `A`
+//! operand of `mma.sync`, banded Toeplitz blocks of the mask rows as `B`,
+//! at the convolution's [`Precision`] ([`Conv2d::with_precision`]).
+//! `Auto` takes it from 9 × 9 ([`tensor2d_auto`]); where it cannot run,
+//! [`Conv2d::tensor_support`] says why.
 
 use std::sync::{Arc, Mutex};
 
