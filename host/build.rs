@@ -2,7 +2,7 @@
 //! architecture, and embeds every PTX in the host library.
 //!
 //! * Architectures: `COALESCE_PTX_ARCHS` (comma-separated, e.g.
-//!   `sm_70,sm_90`), default `sm_70,sm_90`. At run time the host loads the
+//!   `sm_70,sm_90`), default `sm_70,sm_80,sm_90`. At run time the host loads the
 //!   highest one not above the device's compute capability.
 //! * Each architecture is a child `cargo rustc --release --target
 //!   nvptx64-nvidia-cuda -Zbuild-std=core --crate-type cdylib` with its own
@@ -31,7 +31,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
-const DEFAULT_ARCHS: &str = "sm_70,sm_90";
+const DEFAULT_ARCHS: &str = "sm_70,sm_80,sm_90";
 const NVPTX: &str = "nvptx64-nvidia-cuda";
 
 /// Environment variables the child cargo may inherit: the toolchain's

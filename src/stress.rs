@@ -250,11 +250,14 @@ impl Ctx<'_> {
 
     fn conv2d(&self, rng: &mut StdRng) -> Outcome {
         let (w, h) = (self.side(rng), self.side(rng));
-        let (mw, mh) = if rng.random_bool(0.5) {
-            let k = pick(rng, &[3, 5, 7]);
-            (k, k)
-        } else {
-            (rng.random_range(1..=9), rng.random_range(1..=9))
+        let (mw, mh) = match rng.random_range(0..5) {
+            0 | 1 => {
+                let k = pick(rng, &[3, 5, 7]);
+                (k, k)
+            }
+            2 | 3 => (rng.random_range(1..=9), rng.random_range(1..=9)),
+            // Large masks (the tensor cores' sizes).
+            _ => (rng.random_range(8..=21), rng.random_range(8..=21)),
         };
         let pitch = w + rng.random_range(0..3);
         let mode = pick(rng, &Boundary::ALL);
@@ -267,11 +270,18 @@ impl Ctx<'_> {
                 Conv2dVariant::Const,
                 Conv2dVariant::Tiled,
                 Conv2dVariant::Fast,
+                Conv2dVariant::Tensor,
             ],
         );
         let len = (h - 1) * pitch + w;
         let (mask, input) = (values(rng, mw * mh), values(rng, len));
         let conv = Conv2d::new(self.run, &mask, mw, mh, op, mode).map_err(err)?;
+        // The tensor cores where this mask and device allow them.
+        let variant = if variant == Conv2dVariant::Tensor && conv.tensor_support().is_err() {
+            Conv2dVariant::Auto
+        } else {
+            variant
+        };
         let d_in = self.alloc.upload(&input).map_err(err)?;
         let mut d_out = self.alloc.alloc_zeroed::<f32>(len).map_err(err)?;
         d_out.fill_bytes(POISON).map_err(err)?;

@@ -1,5 +1,5 @@
 //! What the compiler really emitted, checked without a GPU: each embedded
-//! PTX is assembled with `ptxas` (sm_70 and sm_90 by default) and
+//! PTX is assembled with `ptxas` (sm_70, sm_80 and sm_90 by default) and
 //! disassembled with `cuobjdump -sass`.
 //!
 //! * copy_scalar moves only 32-bit words; copy_vec2 has 64-bit and copy_vec4
