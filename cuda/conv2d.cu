@@ -760,15 +760,26 @@ __device__ __forceinline__ void tensor2d(Image img, float* output, const float* 
     };
     const size_t m = lane / 8, rr = lane % 8;
     const uint4* b_base = reinterpret_cast<const uint4*>(smem) + lane;
+    // Two tile buffers for rows of up to 9 taps (S = 2), one above
+    // (t2_double_buffered).
+    constexpr bool DOUBLE = S <= 2;
     size_t b = blockIdx.x, cur = 0;
-    if (b < tiles && interior(b)) prefetch(b, smem + table_floats);
+    if (DOUBLE && b < tiles && interior(b)) prefetch(b, smem + table_floats);
     commit_group();
     while (b < tiles) {
         const size_t next = b + gridDim.x;
-        if (next < tiles && interior(next)) prefetch(next, smem + table_floats + (cur ^ 1) * buf_floats);
+        if (DOUBLE) {
+            if (next < tiles && interior(next)) prefetch(next, smem + table_floats + (cur ^ 1) * buf_floats);
+        } else if (interior(b)) {
+            prefetch(b, smem + table_floats);
+        }
         commit_group();
         float* tile = smem + table_floats + cur * buf_floats;
-        wait_group<1>();
+        if (DOUBLE) {
+            wait_group<1>();
+        } else {
+            wait_group<0>();
+        }
         const long long x0 = x0_of(b), y0 = y0_of(b), ox = x0 - (long long)lx, oy = y0 - (long long)ly;
         if (!interior(b)) {
             for (size_t r = warp; r < rows; r += T2_THREADS / 32)
@@ -847,7 +858,7 @@ __device__ __forceinline__ void tensor2d(Image img, float* output, const float* 
             }
         }
         __syncthreads();
-        cur ^= 1;
+        if (DOUBLE) cur ^= 1;
         b = next;
     }
     wait_group<0>();

@@ -48,10 +48,11 @@
 //! A block of [`T2_WARPS`] warps computes [`T2_TY`] × [`T2_TX`] outputs per
 //! tile, each warp 16 rows of [`T2_NT`] tiles of 8 columns. The block
 //! copies the mask table into shared memory once, then walks its tiles
-//! grid-stride with two tile buffers: the next tile's inputs (with the
-//! halo) arrive by `cp.async` while the current one is computed, 16 or 8
-//! bytes per copy where the rows' alignment allows it (tiles at the
-//! image's edges load through the boundary mode). Rows are [`t2_pitch`]
+//! grid-stride. Each tile's inputs (with the halo) arrive by `cp.async`,
+//! 16 or 8 bytes per copy where the rows' alignment allows it (tiles at
+//! the image's edges load through the boundary mode); for rows of up to 9
+//! taps into two buffers, the next tile's while the current one is
+//! computed, for wider rows into one ([`t2_double_buffered`]). Rows are [`t2_pitch`]
 //! floats apart so the 8 rows of each `ldmatrix` phase fall in distinct
 //! banks.
 
@@ -99,11 +100,21 @@ pub const fn t2_table_floats(mw: usize, mh: usize) -> usize {
     mh * t2_steps(mw) * 32 * 4
 }
 
+/// Whether the kernel for `s` steps keeps two tile buffers (the next
+/// tile arriving while the current one is computed): for rows of up to 9
+/// taps. Wider masks keep one, so that more blocks fit per SM (their tile
+/// and table fill shared memory) and the other blocks hide the copies.
+pub const fn t2_double_buffered(s: usize) -> bool {
+    s <= 2
+}
+
 /// Dynamic shared memory of the 2D tensor-core kernels for an `mw × mh`
-/// mask, bytes: the mask table, then two input tiles (one filled while
-/// the other is computed).
+/// mask, bytes: the mask table, then the input tile buffers
+/// ([`t2_double_buffered`]).
 pub const fn t2_shared_bytes(mw: usize, mh: usize) -> usize {
-    4 * (t2_table_floats(mw, mh) + 2 * t2_rows(mh) * t2_pitch(t2_steps(mw)))
+    let s = t2_steps(mw);
+    let bufs = if t2_double_buffered(s) { 2 } else { 1 };
+    4 * (t2_table_floats(mw, mh) + bufs * t2_rows(mh) * t2_pitch(s))
 }
 
 /// Whether the 2D tensor-core kernels take an `mw × mh` mask: rows of at
@@ -164,7 +175,7 @@ pub fn t2_mask_table(taps: &[f32], mw: usize, mh: usize, table: &mut [f32]) {
 
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_80"))]
 mod kernels {
-    use super::{T2_NT, T2_THREADS, T2_TX, T2_TY, t2_cols, t2_pitch, t2_rows};
+    use super::{T2_NT, T2_THREADS, T2_TX, T2_TY, t2_cols, t2_double_buffered, t2_pitch, t2_rows};
     use crate::conv::boundary::map_index_edge;
     use crate::conv::elem::{ConvElem, unroll};
     use crate::dev::index::{block_idx_x, grid_dim_x, thread_idx_x};
@@ -191,7 +202,7 @@ mod kernels {
     /// bytes of dynamic shared memory; [`T2_THREADS`] threads per block.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    unsafe fn tensor2d<const PRECISE: bool, const S: usize>(
+    unsafe fn tensor2d<const PRECISE: bool, const S: usize, const DOUBLE: bool>(
         input: *const f32,
         output: *mut f32,
         (width, height, pitch): (usize, usize, usize),
@@ -209,7 +220,8 @@ mod kernels {
         let buf_floats = rows * tp;
         // SAFETY: the launch provides t2_shared_bytes(mw, mh) bytes: the
         // table (S steps per row: t2_steps(mw) = S, and the host builds it
-        // for S), then two buffers of rows × tp floats of input tile.
+        // for S), then one buffer of rows × tp floats of input tile, two
+        // when DOUBLE (= t2_double_buffered(S)); buf(1) is used only then.
         let smem: Shared<f32> = unsafe { dynamic() };
         // SAFETY: as above; table_floats and buf_floats are multiples of 8
         // (32-byte aligned buffers).
@@ -285,20 +297,28 @@ mod kernels {
         let grid = grid_dim_x() as usize;
         let mut b = block_idx_x() as usize;
         let mut cur = 0;
-        if b < tiles && interior(b) {
+        if DOUBLE && b < tiles && interior(b) {
             prefetch(b, buf(0));
         }
         commit_group();
         while b < tiles {
             let next = b + grid;
-            if next < tiles && interior(next) {
-                prefetch(next, buf(cur ^ 1));
+            if DOUBLE {
+                if next < tiles && interior(next) {
+                    prefetch(next, buf(cur ^ 1));
+                }
+            } else if interior(b) {
+                prefetch(b, buf(0));
             }
             commit_group();
             let tile = buf(cur);
-            // Every group but the one just committed: the table and tile
-            // b's copies.
-            wait_group::<1>();
+            // The table and tile b's copies: every group but the one just
+            // committed (two buffers), or all of them.
+            if DOUBLE {
+                wait_group::<1>();
+            } else {
+                wait_group::<0>();
+            }
             let (x0, y0, ox, oy) = corner(b);
             if !interior(b) {
                 // Through the boundary mode, one warp per row at a time;
@@ -422,7 +442,9 @@ mod kernels {
             }
             // SAFETY: as above; the next pass refills this buffer.
             unsafe { sync_threads() };
-            cur ^= 1;
+            if DOUBLE {
+                cur ^= 1;
+            }
             b = next;
         }
         // A block without tiles still has its table copy in flight.
@@ -454,7 +476,16 @@ mod kernels {
                 let (size, left) = ((mw as usize, mh as usize), (left_x as usize, left_y as usize));
                 // SAFETY: same contract.
                 unsafe {
-                    tensor2d::<$precise, $s>(input, output, (width, height, pitch), mask, size, left, mode, table)
+                    tensor2d::<$precise, $s, { t2_double_buffered($s) }>(
+                        input,
+                        output,
+                        (width, height, pitch),
+                        mask,
+                        size,
+                        left,
+                        mode,
+                        table,
+                    )
                 }
             }
         };
