@@ -5,7 +5,8 @@
 //! deviation `--sigma` (and `--sigma-y`), either as a separable pair of
 //! 1D passes (`--variant separable`, the default) or as one 2D
 //! convolution with the outer-product mask (`--variant basic|const|tiled|
-//! fast|auto`). Verifies every output against the rayon reference,
+//! fast|tensor|auto`; `tensor` needs sm_80 or newer and a mask that
+//! `conv2d::t2_takes` accepts, `auto` takes it from 9 × 9). Verifies every output against the rayon reference,
 //! prints CUDA-event timings, and writes `before.png` and `after.png`
 //! into `--out-dir`.
 //!
@@ -49,7 +50,7 @@ struct Args {
     /// Boundary mode: zero, nearest, reflect, mirror, wrap (or scipy's names).
     #[arg(long, default_value = "reflect", value_parser = parse_boundary)]
     mode: Boundary,
-    /// separable, or a 2D kernel: basic, const, tiled, fast, auto.
+    /// separable, or a 2D kernel: basic, const, tiled, fast, tensor, auto.
     #[arg(long, default_value = "separable")]
     variant: String,
     /// Timed repetitions per channel (median reported).
