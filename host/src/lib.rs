@@ -76,6 +76,7 @@ pub use cust::memory::DeviceCopy;
 pub use device::{DeviceInfo, DeviceLimits};
 pub use error::{DriverError, Error, Result};
 pub use gpu::{Gpu, SYNC_LAUNCHES_ENV};
+pub use half;
 pub use launch::{Axis, DevicePtr, Dim3, KernelArg, KernelLimits, LaunchConfig, LaunchLimit, LimitViolation};
 pub use local::HistogramVariant;
 pub use matrix::{BlockShape, MatrixLayout, SumVariant};

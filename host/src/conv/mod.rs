@@ -61,9 +61,11 @@ use crate::launch::{DevicePtr, KernelArg, LaunchConfig, ParamArray};
 use crate::memory::{DeviceBuffer, DeviceView, DeviceViewMut};
 use crate::module::PtxModule;
 
+pub mod batch;
 pub mod conv2d;
 pub mod reference;
 pub mod reference2d;
+pub mod reference_batch;
 
 pub use conv2d::{Conv2d, Conv2dPlan, Conv2dVariant, Separable, SeparablePlan};
 
@@ -125,7 +127,7 @@ pub fn parse_boundary(s: &str) -> std::result::Result<Boundary, String> {
 }
 
 /// Element types of the convolution kernels.
-pub trait ConvElem: DeviceCopy + Pod + Copy + Send + Sync + PartialEq + std::fmt::Debug + 'static {
+pub trait ConvElem: DeviceCopy + Pod + KernelArg + Copy + Send + Sync + PartialEq + std::fmt::Debug + 'static {
     /// `f32` or `f64`: the suffix of the kernels' names.
     const NAME: &'static str;
     /// Unit roundoff (half the machine epsilon).
@@ -221,13 +223,27 @@ impl MaskParams {
 /// weights: radius `r = ⌊4σ + 0.5⌋`, taps `exp(−x² / 2σ²)` for
 /// `x = −r…r`, divided by their sum. `2r + 1` taps (always odd).
 pub fn gaussian<T: ConvElem>(sigma: f64) -> Result<Vec<T>> {
+    gaussian_truncated(sigma, 4.0)
+}
+
+/// [`gaussian`] cut at `truncate` standard deviations instead of 4, as
+/// `scipy.ndimage.gaussian_filter1d(…, truncate=…)` builds its weights:
+/// radius `r = ⌊truncate · σ + 0.5⌋` (`truncate` finite and ≥ 0; radius 0
+/// is the one-tap identity).
+pub fn gaussian_truncated<T: ConvElem>(sigma: f64, truncate: f64) -> Result<Vec<T>> {
+    if !(truncate.is_finite() && truncate >= 0.0) {
+        return Err(Error::InvalidArgument {
+            op: "gaussian",
+            message: format!("truncate must be a finite number ≥ 0, got {truncate}"),
+        });
+    }
     if !(sigma.is_finite() && sigma > 0.0) {
         return Err(Error::InvalidArgument {
             op: "gaussian",
             message: format!("sigma must be a positive finite number, got {sigma}"),
         });
     }
-    let radius = (4.0 * sigma + 0.5).floor();
+    let radius = (truncate * sigma + 0.5).floor();
     if radius > 1e6 {
         return Err(Error::InvalidArgument { op: "gaussian", message: format!("sigma {sigma} is too large") });
     }

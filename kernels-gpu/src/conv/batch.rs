@@ -1,0 +1,898 @@
+//! Batched 1D convolution: every signal of a 2D array (its rows, or its
+//! columns) filtered at once, one mask for all signals or one per signal
+//! (a depthwise convolution), over six storage types.
+//!
+//! | storage | accumulates in | mask | output rule |
+//! | --- | --- | --- | --- |
+//! | `f32` | `f32` | `f32` | the sum |
+//! | `f64` | `f64` | `f64` | the sum |
+//! | [`F16`] (IEEE binary16) | `f32` | `f32` | rounded to nearest, ties to even (`cvt.rn.f16.f32`) |
+//! | [`Bf16`] (bfloat16, sm_80 and newer) | `f32` | `f32` | rounded to nearest, ties to even (`cvt.rn.bf16.f32`) |
+//! | `u8` / `u16` | `f32` | `f32` | rounded to nearest, ties to even, then saturated to the type's range; NaN gives 0 |
+//!
+//! Two kernel families, both persistent (each block walks tiles
+//! grid-stride over every signal, so any batch and any length fit one
+//! launch):
+//!
+//! * `conv1d_rows*_<type>`: each signal is a row (`scipy.ndimage`'s
+//!   `axis = -1`). A block's tile is [`ROWS_OUTPUTS`]` · blockDim`
+//!   neighbouring outputs of one row: the inputs (with halo) arrive in
+//!   16-byte loads, are widened to the accumulation type in shared memory,
+//!   and each thread computes [`ROWS_OUTPUTS`] outputs from a register
+//!   window read four at a time, as the fast 1D kernel does. Stores are 4
+//!   elements wide. The signal's taps sit in shared memory after the tile,
+//!   read four at a time (one broadcast load per four taps).
+//!   `conv1d_rows{c}_<type>` (`c` in `1..=8`) are the same kernel for
+//!   masks of `4c − 3 ..= 4c` taps with the tap loop unrolled;
+//!   `conv1d_rows_<type>` takes any width.
+//! * `conv1d_cols_<type>`: each signal is a column (`axis = 0`). A block of
+//!   [`COLS_X`]` × `[`COLS_Y`] threads computes [`COLS_X`] columns ×
+//!   [`COLS_ROWS`] rows; each thread slides a window of
+//!   [`COLS_OUTPUTS`] values down its column, one shared load per tap.
+//!
+//! Every kernel takes `(input, output, signals, n, in_pitch, out_pitch,
+//! masks, mask_stride, w, left, mode, cval, flags)`: `signals` signals of
+//! `n` samples; consecutive rows `in_pitch` / `out_pitch` elements apart;
+//! signal `s`'s correlation taps at `masks + s · mask_stride` (stride 0:
+//! one mask for all, `w`: one per signal); `left` taps left of the
+//! centre; `mode` a [`Boundary`](super::Boundary) raw value, with `cval`
+//! the value outside the input in constant mode ([`Boundary::Zero`]
+//! with `cval = 0` is the zero mode); `flags` bit [`FLAG_VECTOR`]: both
+//! arrays' bases are 16-byte aligned and both pitches are multiples of
+//! 16 bytes (the rows kernels then load and store in vectors).
+//!
+//! [`Boundary::Zero`]: super::Boundary::Zero
+
+/// Outputs per thread of the rows kernels' register block.
+pub const ROWS_OUTPUTS: usize = 4;
+
+/// Register blocks per thread per tile of the rows kernels: a tile is
+/// `ROWS_OUTPUTS · ROWS_GROUPS · blockDim` outputs, so the per-tile work
+/// (copies, barriers, the walk over rows) is spread over 16 outputs per
+/// thread.
+pub const ROWS_GROUPS: usize = 4;
+
+/// The widest mask with an unrolled rows kernel: `conv1d_rows{c}_<type>`
+/// for `c = ceil(w / 4)` in `1..=8`.
+pub const ROWS_FIXED_MAX: usize = 32;
+
+/// Threads across (columns) in a block of the columns kernels.
+pub const COLS_X: usize = 32;
+/// Threads down (rows) in a block of the columns kernels.
+pub const COLS_Y: usize = 8;
+/// Outputs per thread (down its column) of the columns kernels.
+pub const COLS_OUTPUTS: usize = 4;
+/// Output rows per tile of the columns kernels.
+pub const COLS_ROWS: usize = COLS_Y * COLS_OUTPUTS;
+
+/// `flags` bit: vector loads and stores are allowed (see the module docs).
+pub const FLAG_VECTOR: u32 = 1;
+
+/// The unrolled rows kernel's chunk count for a `w`-tap mask, if it has one.
+pub const fn rows_fixed_chunks(w: usize) -> Option<usize> {
+    if w >= 1 && w <= ROWS_FIXED_MAX { Some(w.div_ceil(ROWS_OUTPUTS)) } else { None }
+}
+
+/// Elements of the rows kernels' input tile at `threads` per block, mask
+/// width `w`: the outputs plus the halo rounded up to whole 4-tap chunks.
+pub const fn rows_span(threads: usize, w: usize) -> usize {
+    ROWS_OUTPUTS * ROWS_GROUPS * threads + ROWS_OUTPUTS * w.div_ceil(ROWS_OUTPUTS)
+}
+
+/// Shared-memory elements (of the accumulation type) of a rows kernel:
+/// the tile, then the signal's taps rounded up to whole chunks.
+pub const fn rows_shared_elems(threads: usize, w: usize) -> usize {
+    rows_span(threads, w) + ROWS_OUTPUTS * w.div_ceil(ROWS_OUTPUTS)
+}
+
+/// Staging buffers of the rows kernels for a storage type of `size`
+/// bytes: 16–33 KiB of tiles in flight per block (2 tiles of `f32` or
+/// `f64`, 3 of 16-bit types, 4 of `u8`).
+pub const fn rows_stages(size: usize) -> usize {
+    match size {
+        1 => 4,
+        2 => 3,
+        _ => 2,
+    }
+}
+
+/// Bytes of one staging buffer of the rows kernels: a tile's inputs
+/// rounded out to whole 16-byte chunks (at most one more chunk than they
+/// fill).
+pub const fn rows_stage_bytes(threads: usize, w: usize, size: usize) -> usize {
+    16 * ((rows_span(threads, w) * size).div_ceil(16) + 1)
+}
+
+/// Dynamic shared memory of a rows kernel, bytes: the tile and taps
+/// ([`rows_shared_elems`] of `acc` bytes each), then the staging ring.
+pub const fn rows_shared_bytes(threads: usize, w: usize, size: usize, acc: usize) -> usize {
+    rows_shared_elems(threads, w) * acc + rows_stages(size) * rows_stage_bytes(threads, w, size)
+}
+
+/// Shared-memory elements (of the accumulation type) of a columns kernel
+/// for a `w`-tap mask: `COLS_ROWS + w` tile rows and `w` rows of taps,
+/// [`COLS_X`] wide each.
+pub const fn cols_shared_elems(w: usize) -> usize {
+    COLS_X * (COLS_ROWS + 2 * w)
+}
+
+/// IEEE binary16 storage (the bits), as kernels take it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(transparent)]
+pub struct F16(pub u16);
+
+/// bfloat16 storage (the bits), as kernels take it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(transparent)]
+pub struct Bf16(pub u16);
+
+#[cfg(target_arch = "nvptx64")]
+mod kernels {
+    #[cfg(target_feature = "sm_80")]
+    use super::Bf16;
+    use super::{COLS_OUTPUTS, COLS_ROWS, COLS_X, COLS_Y, F16, FLAG_VECTOR, ROWS_OUTPUTS};
+    use crate::conv::boundary::map_index;
+    use crate::conv::elem::{ConvElem, unroll};
+    use crate::dev::index::{block_dim_x, block_idx_x, grid_dim_x, thread_idx_x, thread_idx_y};
+    use crate::dev::pipeline;
+    use crate::dev::shared::{Shared, dynamic};
+    use crate::dev::sync::sync_threads;
+    use core::arch::asm;
+
+    /// A storage type: how its values widen to the accumulation type,
+    /// arrive in 16-byte chunks, and leave rounded.
+    pub(super) trait Storage: Copy {
+        /// The accumulation (and mask) type.
+        type Acc: ConvElem;
+        /// Elements per 16 bytes.
+        const V: usize;
+        /// The value, exactly, in the accumulation type.
+        fn widen(self) -> Self::Acc;
+        /// The output rule (see the module docs).
+        fn narrow(a: Self::Acc) -> Self;
+        /// Stores `v` narrowed at `p`.
+        ///
+        /// # Safety
+        /// `p` valid for four elements, aligned to four elements' bytes
+        /// (to 16 bytes for `f64`).
+        unsafe fn store4(p: *mut Self, v: [Self::Acc; 4]);
+        /// The element at shared-window address `addr`.
+        ///
+        /// # Safety
+        /// `addr` inside this block's shared memory, aligned for `Self`.
+        unsafe fn ld_shared(addr: u32) -> Self;
+    }
+
+    /// [`Storage::ld_shared`] for a type of `$bits` bits, built from the
+    /// bits.
+    macro_rules! ld_shared_bits {
+        ($bits:literal, $reg:ident, $int:ty, $from:expr) => {
+            #[inline(always)]
+            unsafe fn ld_shared(addr: u32) -> Self {
+                let v: $int;
+                // SAFETY: the caller's contract.
+                unsafe {
+                    asm!(concat!("ld.shared.b", $bits, " {v}, [{a}];"), v = out($reg) v, a = in(reg32) addr,
+                         options(readonly, nostack, preserves_flags))
+                };
+                $from(v)
+            }
+        };
+    }
+
+    /// Stores two words at `p`.
+    ///
+    /// # Safety
+    /// `p` valid for 8 bytes and 8-byte aligned.
+    #[inline(always)]
+    unsafe fn store8<S>(p: *mut S, a: u32, b: u32) {
+        // SAFETY: the caller's contract.
+        unsafe {
+            asm!("st.global.v2.u32 [{p}], {{{a}, {b}}};", p = in(reg64) p, a = in(reg32) a, b = in(reg32) b,
+                 options(nostack, preserves_flags))
+        };
+    }
+
+    /// `x` rounded to the nearest integer (ties to even), saturated to
+    /// `0..=max`; NaN gives 0 (`cvt.rni.u32.f32` saturates and maps NaN
+    /// to 0).
+    #[inline(always)]
+    fn round_sat(x: f32, max: u32) -> u32 {
+        let v: u32;
+        // SAFETY: arithmetic only.
+        unsafe {
+            asm!("cvt.rni.u32.f32 {v}, {x};", v = out(reg32) v, x = in(reg32) x,
+                 options(pure, nomem, nostack, preserves_flags))
+        };
+        if v > max { max } else { v }
+    }
+
+    impl Storage for f32 {
+        ld_shared_bits!("32", reg32, u32, f32::from_bits);
+        type Acc = f32;
+        const V: usize = 4;
+        #[inline(always)]
+        fn widen(self) -> f32 {
+            self
+        }
+        #[inline(always)]
+        fn narrow(a: f32) -> f32 {
+            a
+        }
+        #[inline(always)]
+        unsafe fn store4(p: *mut f32, v: [f32; 4]) {
+            // SAFETY: the caller's contract (16-byte aligned).
+            unsafe { <f32 as ConvElem>::store4(p, v) }
+        }
+    }
+
+    impl Storage for f64 {
+        ld_shared_bits!("64", reg64, u64, f64::from_bits);
+        type Acc = f64;
+        const V: usize = 2;
+        #[inline(always)]
+        fn widen(self) -> f64 {
+            self
+        }
+        #[inline(always)]
+        fn narrow(a: f64) -> f64 {
+            a
+        }
+        #[inline(always)]
+        unsafe fn store4(p: *mut f64, v: [f64; 4]) {
+            // SAFETY: the caller's contract (16-byte aligned).
+            unsafe { <f64 as ConvElem>::store4(p, v) }
+        }
+    }
+
+    impl Storage for F16 {
+        ld_shared_bits!("16", reg16, u16, F16);
+        type Acc = f32;
+        const V: usize = 8;
+        #[inline(always)]
+        fn widen(self) -> f32 {
+            let f: f32;
+            // SAFETY: arithmetic only.
+            unsafe {
+                asm!("cvt.f32.f16 {f}, {h};", f = out(reg32) f, h = in(reg16) self.0,
+                     options(pure, nomem, nostack, preserves_flags))
+            };
+            f
+        }
+        #[inline(always)]
+        fn narrow(a: f32) -> F16 {
+            let h: u16;
+            // SAFETY: arithmetic only.
+            unsafe {
+                asm!("cvt.rn.f16.f32 {h}, {f};", h = out(reg16) h, f = in(reg32) a,
+                     options(pure, nomem, nostack, preserves_flags))
+            };
+            F16(h)
+        }
+        #[inline(always)]
+        unsafe fn store4(p: *mut F16, v: [f32; 4]) {
+            let h = v.map(|x| Self::narrow(x).0 as u32);
+            // SAFETY: the caller's contract (8-byte aligned).
+            unsafe { store8(p, h[0] | h[1] << 16, h[2] | h[3] << 16) }
+        }
+    }
+
+    #[cfg(target_feature = "sm_80")]
+    impl Storage for Bf16 {
+        ld_shared_bits!("16", reg16, u16, Bf16);
+        type Acc = f32;
+        const V: usize = 8;
+        #[inline(always)]
+        fn widen(self) -> f32 {
+            f32::from_bits((self.0 as u32) << 16)
+        }
+        #[inline(always)]
+        fn narrow(a: f32) -> Bf16 {
+            let h: u16;
+            // SAFETY: arithmetic only (sm_80 and newer).
+            unsafe {
+                asm!("cvt.rn.bf16.f32 {h}, {f};", h = out(reg16) h, f = in(reg32) a,
+                     options(pure, nomem, nostack, preserves_flags))
+            };
+            Bf16(h)
+        }
+        #[inline(always)]
+        unsafe fn store4(p: *mut Bf16, v: [f32; 4]) {
+            let h = v.map(|x| Self::narrow(x).0 as u32);
+            // SAFETY: the caller's contract (8-byte aligned).
+            unsafe { store8(p, h[0] | h[1] << 16, h[2] | h[3] << 16) }
+        }
+    }
+
+    impl Storage for u8 {
+        ld_shared_bits!("8", reg16, u16, |v: u16| v as u8);
+        type Acc = f32;
+        const V: usize = 16;
+        #[inline(always)]
+        fn widen(self) -> f32 {
+            self as f32
+        }
+        #[inline(always)]
+        fn narrow(a: f32) -> u8 {
+            round_sat(a, 255) as u8
+        }
+        #[inline(always)]
+        unsafe fn store4(p: *mut u8, v: [f32; 4]) {
+            let b = v.map(|x| round_sat(x, 255));
+            let word = b[0] | b[1] << 8 | b[2] << 16 | b[3] << 24;
+            // SAFETY: the caller's contract (4-byte aligned).
+            unsafe { *p.cast::<u32>() = word };
+        }
+    }
+
+    impl Storage for u16 {
+        ld_shared_bits!("16", reg16, u16, |v: u16| v);
+        type Acc = f32;
+        const V: usize = 8;
+        #[inline(always)]
+        fn widen(self) -> f32 {
+            self as f32
+        }
+        #[inline(always)]
+        fn narrow(a: f32) -> u16 {
+            round_sat(a, 65535) as u16
+        }
+        #[inline(always)]
+        unsafe fn store4(p: *mut u16, v: [f32; 4]) {
+            let h = v.map(|x| round_sat(x, 65535));
+            // SAFETY: the caller's contract (8-byte aligned).
+            unsafe { store8(p, h[0] | h[1] << 16, h[2] | h[3] << 16) }
+        }
+    }
+
+    /// The value of signal position `x` (any integer) under `mode`: the
+    /// sample at `line + k · step` for the index `k` it maps to, or `cval`.
+    ///
+    /// # Safety
+    /// `line + k · step` valid for every `k < n`; `n > 0`.
+    #[inline(always)]
+    unsafe fn fetch<S: Storage>(line: *const S, step: usize, n: usize, x: isize, mode: u32, cval: S::Acc) -> S::Acc {
+        match map_index(x, n as isize, mode) {
+            // SAFETY: map_index returns indices below n.
+            Some(k) => unsafe { (*line.add(k * step)).widen() },
+            None => cval,
+        }
+    }
+
+    /// A tile of the rows kernels: its index over all rows, its row, and
+    /// its place in the row.
+    #[derive(Clone, Copy)]
+    struct Cursor {
+        b: usize,
+        row: usize,
+        tile: usize,
+    }
+
+    /// The launch's arguments (see the module docs).
+    #[derive(Clone, Copy)]
+    pub(super) struct Args<S: Storage> {
+        pub input: *const S,
+        pub output: *mut S,
+        pub signals: usize,
+        pub n: usize,
+        pub in_pitch: usize,
+        pub out_pitch: usize,
+        pub masks: *const S::Acc,
+        pub mask_stride: usize,
+        pub w: usize,
+        pub left: usize,
+        pub mode: u32,
+        pub cval: S::Acc,
+        pub flags: u32,
+    }
+
+    /// The rows kernels: see the module docs. `CH` is 0 (any width) or
+    /// the mask's chunk count `ceil(w / 4)` (tap loop unrolled). The taps
+    /// are read from shared memory, not held in registers: 32 registers
+    /// fewer keep twice the blocks resident, which this latency-bound loop
+    /// needs more than it needs the shared-memory bandwidth. Taps past `w` in the last chunk are
+    /// skipped, not multiplied by zero, so infinities and NaNs propagate
+    /// as in the plain sum; each output's sum runs in tap order.
+    ///
+    /// Interior tiles arrive through a ring of [`super::rows_stages`]
+    /// staging buffers filled by `cp.async` (raw bytes, 16 at a time) as
+    /// many tiles ahead, so the loads of the next tiles are in flight while
+    /// a tile is widened and computed; edge tiles (and unaligned layouts)
+    /// are read directly with the boundary mode. (On sm_70 the copies are
+    /// plain loads: the same code, without the overlap.)
+    ///
+    /// # Safety
+    /// The arguments as the module docs give; dynamic shared memory of
+    /// [`super::rows_shared_bytes`] bytes.
+    #[inline(always)]
+    pub(super) unsafe fn rows<S: Storage, const CH: usize>(a: Args<S>) {
+        const R: usize = ROWS_OUTPUTS;
+        const { assert!(CH <= 8) };
+        let w = a.w;
+        if CH > 0 && w.div_ceil(R) != CH {
+            // Not this kernel's width (the host never launches it so).
+            return;
+        }
+        let n = a.n;
+        let threads = block_dim_x() as usize;
+        let t = thread_idx_x() as usize;
+        const GROUPS: usize = super::ROWS_GROUPS;
+        let tile = R * GROUPS * threads;
+        let span = super::rows_span(threads, w);
+        let size = core::mem::size_of::<S>();
+        let stages = super::rows_stages(size);
+        // SAFETY: the host sizes the dynamic window (rows_shared_bytes);
+        // it is 16-byte aligned.
+        let s: Shared<S::Acc> = unsafe { dynamic() };
+        let staging = s.addr_of(super::rows_shared_elems(threads, w));
+        let stage_bytes = super::rows_stage_bytes(threads, w, size) as u32;
+        let vector = a.flags & FLAG_VECTOR != 0;
+        let per_row = n.div_ceil(tile);
+        let total = a.signals * per_row;
+        let grid = grid_dim_x() as usize;
+        // A block's tiles b0, b0 + grid, …, each as (row, tile in row):
+        // one division per thread, then additions (64-bit division is a
+        // long subroutine on the GPU, and a tile of a short mask is only
+        // a few dozen instructions per thread).
+        let (skip_rows, skip_tiles) = (grid / per_row, grid % per_row);
+        let advance = |c: Cursor| {
+            let mut next = Cursor { b: c.b + grid, row: c.row + skip_rows, tile: c.tile + skip_tiles };
+            if next.tile >= per_row {
+                next.tile -= per_row;
+                next.row += 1;
+            }
+            next
+        };
+        let left = a.left as isize;
+        // Whether a tile arrives through the staging ring: its inputs,
+        // rounded out to whole 16-byte chunks, lie inside its row.
+        // The 16-byte chunks of a tile's inputs that lie wholly inside its
+        // row: [c0, c1) (empty for tiles past the end). Interior tiles
+        // have all of theirs; an edge tile has all but the ghost cells and
+        // the row's last, partial chunk.
+        let chunks = |c: Cursor| {
+            let origin = (c.tile * tile) as isize - left;
+            let lo = if origin < 0 { 0 } else { origin as usize / S::V };
+            let end = origin + span as isize;
+            let hi = if end <= 0 { 0 } else { (end as usize).div_ceil(S::V).min(n / S::V) };
+            if vector && c.b < total && lo < hi { (lo, hi) } else { (0, 0) }
+        };
+        // Starts a tile's copies into slot `slot` (one commit group per
+        // call, empty when there is nothing to copy).
+        let issue = |slot: usize, c: Cursor| {
+            let (c0, c1) = chunks(c);
+            if c0 < c1 {
+                // SAFETY: row < signals.
+                let line = unsafe { a.input.add(c.row * a.in_pitch) };
+                let dst = staging + slot as u32 * stage_bytes;
+                let mut q = t;
+                while c0 + q < c1 {
+                    // SAFETY: the chunk lies in the row and is 16-byte
+                    // aligned (FLAG_VECTOR); the slot holds c1 − c0
+                    // chunks (rows_stage_bytes) and is not read until this
+                    // group is waited for and a barrier passed.
+                    unsafe { pipeline::copy16(dst + 16 * q as u32, line.add((c0 + q) * S::V).cast(), true) };
+                    q += threads;
+                }
+            }
+            pipeline::commit_group();
+        };
+        let b0 = block_idx_x() as usize;
+        let first = Cursor { b: b0, row: b0 / per_row, tile: b0 % per_row };
+        // `ahead`: the tile stages − 1 steps ahead of `cur`.
+        let mut ahead = first;
+        for k in 0..stages - 1 {
+            issue(k, ahead);
+            ahead = advance(ahead);
+        }
+        let mut current = usize::MAX;
+        let mut cur = first;
+        let mut i = 0usize;
+        while cur.b < total {
+            issue((i + stages - 1) % stages, ahead);
+            ahead = advance(ahead);
+            // This thread's copies of tile b have landed once at most
+            // stages − 1 newer groups are pending.
+            match stages {
+                2 => pipeline::wait_group::<1>(),
+                3 => pipeline::wait_group::<2>(),
+                _ => pipeline::wait_group::<3>(),
+            }
+            // SAFETY: reached by every thread (the loop and every branch
+            // below are block-uniform); after it, every thread's copies of
+            // tile b are visible and the previous tile's reads are done.
+            unsafe { sync_threads() };
+            let (row, tile_start) = (cur.row, cur.tile * tile);
+            let origin = tile_start as isize - left;
+            if row != current {
+                // SAFETY: the host passes `signals` masks `mask_stride`
+                // apart (or one, stride 0), `w` taps each.
+                let mp = unsafe { a.masks.add(row * a.mask_stride) };
+                // The taps follow the tile, zero-padded to whole chunks
+                // (the padding is never multiplied).
+                let mut k = t;
+                while k < R * w.div_ceil(R) {
+                    // SAFETY: k < w is a tap; the region holds the padded taps.
+                    unsafe { s.write(span + k, if k < w { *mp.add(k) } else { S::Acc::ZERO }) };
+                    k += threads;
+                }
+                current = row;
+            }
+            // SAFETY: row < signals.
+            let line = unsafe { a.input.add(row * a.in_pitch) };
+            let (c0, c1) = chunks(cur);
+            let src = staging + (i % stages) as u32 * stage_bytes;
+            let whole = origin >= 0 && c0 == origin as usize / S::V && c1 * S::V >= origin as usize + span;
+            if whole {
+                // One element per thread at a time, neighbours on
+                // neighbouring banks in both the slot and the tile (a
+                // chunk per thread would store V elements apart: a
+                // V-way bank conflict on every store).
+                let skip = (origin as usize - c0 * S::V) * size;
+                let mut k = t;
+                while k < span {
+                    // SAFETY: element k of the tile is copied in the slot
+                    // (whole), landed.
+                    let v = unsafe { S::ld_shared(src + (skip + k * size) as u32) };
+                    // SAFETY: k < span.
+                    unsafe { s.write(k, v.widen()) };
+                    k += threads;
+                }
+            } else if c0 < c1 {
+                // An edge tile: the copied chunks from the slot, the rest
+                // (ghost cells, the row's partial last chunk) read singly.
+                let (lo, hi) = ((c0 * S::V) as isize, (c1 * S::V) as isize);
+                let mut k = t;
+                while k < span {
+                    let x = origin + k as isize;
+                    let v = if lo <= x && x < hi {
+                        // SAFETY: element x − lo of the slot, landed.
+                        unsafe { S::ld_shared(src + ((x - lo) as usize * size) as u32).widen() }
+                    } else {
+                        // SAFETY: fetch maps any position into the row.
+                        unsafe { fetch(line, 1, n, x, a.mode, a.cval) }
+                    };
+                    // SAFETY: k < span.
+                    unsafe { s.write(k, v) };
+                    k += threads;
+                }
+            } else if origin >= 0 && origin as usize + span <= n {
+                let o = origin as usize;
+                let mut k = t;
+                while k < span {
+                    // SAFETY: o + k < n.
+                    unsafe { s.write(k, (*line.add(o + k)).widen()) };
+                    k += threads;
+                }
+            } else {
+                let mut k = t;
+                while k < span {
+                    // SAFETY: fetch maps any position into the row.
+                    unsafe { s.write(k, fetch(line, 1, n, origin + k as isize, a.mode, a.cval)) };
+                    k += threads;
+                }
+            }
+            // SAFETY: as above; the tile is complete after it.
+            unsafe { sync_threads() };
+            // Group g's outputs: R · (t + g · threads) onwards, so each
+            // group's 16-byte shared reads stay conflict-free.
+            for g in 0..GROUPS as u32 {
+                let base = R * (t + g as usize * threads);
+                let o = tile_start + base;
+                if o < n {
+                    let mut acc = [S::Acc::ZERO; R];
+                    // SAFETY: base + R ≤ span; base is a multiple of 4.
+                    let mut lo = unsafe { S::Acc::read4(s, base) };
+                    if CH > 0 {
+                        let last = w - R * (CH - 1);
+                        unroll!(const C in [0, 1, 2, 3, 4, 5, 6, 7] below CH => {
+                            // SAFETY: base + (C + 1)·R + R ≤ R·G·threads + R·CH = span.
+                            let hi = unsafe { S::Acc::read4(s, base + (C + 1) * R) };
+                            // SAFETY: span + C·R + R ≤ span + R·CH, the taps.
+                            let taps = unsafe { S::Acc::read4(s, span + C * R) };
+                            let x = [lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]];
+                            unroll!(const JJ in [0, 1, 2, 3] below R => {
+                                if C + 1 < CH || JJ < last {
+                                    let tap = taps[JJ];
+                                    unroll!(r in [0, 1, 2, 3] below R => {
+                                        acc[r] = S::Acc::fma(x[r + JJ], tap, acc[r]);
+                                    });
+                                }
+                            });
+                            lo = hi;
+                        });
+                    } else {
+                        let full = w / R;
+                        let rem = w - full * R;
+                        for c in 0..full as u32 {
+                            let c = c as usize;
+                            // SAFETY: (c + 2)·R ≤ R·ceil(w / R) + R; the taps
+                            // lie at span + c·R (span is a multiple of 4).
+                            let (hi, taps) =
+                                unsafe { (S::Acc::read4(s, base + (c + 1) * R), S::Acc::read4(s, span + c * R)) };
+                            let x = [lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]];
+                            for jj in 0..R {
+                                for r in 0..R {
+                                    acc[r] = S::Acc::fma(x[r + jj], taps[jj], acc[r]);
+                                }
+                            }
+                            lo = hi;
+                        }
+                        if rem > 0 {
+                            // SAFETY: as above.
+                            let hi = unsafe { S::Acc::read4(s, base + (full + 1) * R) };
+                            let x = [lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]];
+                            for jj in 0..R {
+                                if jj < rem {
+                                    // SAFETY: full·R + jj < w.
+                                    let tap = unsafe { s.read(span + full * R + jj) };
+                                    for r in 0..R {
+                                        acc[r] = S::Acc::fma(x[r + jj], tap, acc[r]);
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    // SAFETY: row < signals; outputs o .. o + 4 clipped to n.
+                    unsafe {
+                        let out = a.output.add(row * a.out_pitch + o);
+                        if vector && o + R <= n {
+                            S::store4(out, acc);
+                        } else {
+                            for (r, &v) in acc.iter().enumerate() {
+                                if o + r < n {
+                                    *out.add(r) = S::narrow(v);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            cur = advance(cur);
+            i += 1;
+        }
+        pipeline::wait_group::<0>();
+    }
+
+    /// The columns kernels: see the module docs. Each output's sum runs
+    /// in tap order, as in the rows kernels.
+    ///
+    /// # Safety
+    /// The arguments as the module docs give (signals are columns,
+    /// `n` rows); blocks of [`COLS_X`]` × `[`COLS_Y`] threads; dynamic
+    /// shared memory of [`super::cols_shared_elems`] elements of `S::Acc`.
+    #[inline(always)]
+    pub(super) unsafe fn cols<S: Storage>(a: Args<S>) {
+        const R: usize = COLS_OUTPUTS;
+        let (w, n, count) = (a.w, a.n, a.signals);
+        let (tx, ty) = (thread_idx_x() as usize, thread_idx_y() as usize);
+        // SAFETY: the host sizes the dynamic window (cols_shared_elems).
+        let s: Shared<S::Acc> = unsafe { dynamic() };
+        let rows = COLS_ROWS + w;
+        let taps_at = COLS_X * rows;
+        let tiles_x = count.div_ceil(COLS_X);
+        let total = tiles_x * n.div_ceil(COLS_ROWS);
+        let grid = grid_dim_x() as usize;
+        // Tiles as (column tile, row tile), advanced by additions (see
+        // the rows kernels).
+        let (skip_y, skip_x) = (grid / tiles_x, grid % tiles_x);
+        let mut b = block_idx_x() as usize;
+        let (mut bx, mut by) = (b % tiles_x, b / tiles_x);
+        while b < total {
+            let (c0, r0) = (bx * COLS_X, by * COLS_ROWS);
+            let c = c0 + tx;
+            let inside = c < count;
+            // SAFETY: only read for c < count (column c of every row).
+            let column = unsafe { a.input.add(if inside { c } else { 0 }) };
+            let mut j = ty;
+            while j < w {
+                // SAFETY: column c's taps (stride 0: the one mask).
+                let tap = if inside { unsafe { *a.masks.add(c * a.mask_stride + j) } } else { S::Acc::ZERO };
+                // SAFETY: taps_at + w·COLS_X ≤ the window.
+                unsafe { s.write(taps_at + j * COLS_X + tx, tap) };
+                j += COLS_Y;
+            }
+            let origin = r0 as isize - a.left as isize;
+            let mut k = ty;
+            while k < rows {
+                let v = if inside {
+                    // SAFETY: fetch maps any row into the column.
+                    unsafe { fetch(column, a.in_pitch, n, origin + k as isize, a.mode, a.cval) }
+                } else {
+                    S::Acc::ZERO
+                };
+                // SAFETY: k < rows.
+                unsafe { s.write(k * COLS_X + tx, v) };
+                k += COLS_Y;
+            }
+            // SAFETY: reached by every thread (block-uniform loop).
+            unsafe { sync_threads() };
+            let first = ty * R;
+            if inside && r0 + first < n {
+                let mut acc = [S::Acc::ZERO; R];
+                // SAFETY: every index below lies in the tile: rows first
+                // + j + R ≤ COLS_ROWS + w.
+                unsafe {
+                    let mut win = [S::Acc::ZERO; R];
+                    for (r, v) in win.iter_mut().enumerate() {
+                        *v = s.read((first + r) * COLS_X + tx);
+                    }
+                    for j in 0..w as u32 {
+                        let j = j as usize;
+                        let tap = s.read(taps_at + j * COLS_X + tx);
+                        for r in 0..R {
+                            acc[r] = S::Acc::fma(win[r], tap, acc[r]);
+                        }
+                        win = [win[1], win[2], win[3], s.read((first + j + R) * COLS_X + tx)];
+                    }
+                    for (r, &v) in acc.iter().enumerate() {
+                        let row = r0 + first + r;
+                        if row < n {
+                            *a.output.add(row * a.out_pitch + c) = S::narrow(v);
+                        }
+                    }
+                }
+            }
+            // SAFETY: as above.
+            unsafe { sync_threads() };
+            b += grid;
+            (bx, by) = (bx + skip_x, by + skip_y);
+            if bx >= tiles_x {
+                bx -= tiles_x;
+                by += 1;
+            }
+        }
+    }
+
+    macro_rules! batch_kernel {
+        ($name:ident, $s:ty, $acc:ty, $algo:ident $(::<$ch:literal>)?) => {
+            /// See the module documentation (`conv::batch`).
+            ///
+            /// # Safety
+            /// As the module documentation gives.
+            #[unsafe(no_mangle)]
+            pub unsafe extern "ptx-kernel" fn $name(
+                input: *const $s,
+                output: *mut $s,
+                signals: usize,
+                n: usize,
+                in_pitch: usize,
+                out_pitch: usize,
+                masks: *const $acc,
+                mask_stride: usize,
+                w: u32,
+                left: u32,
+                mode: u32,
+                cval: $acc,
+                flags: u32,
+            ) {
+                let a = Args::<$s> {
+                    input,
+                    output,
+                    signals,
+                    n,
+                    in_pitch,
+                    out_pitch,
+                    masks,
+                    mask_stride,
+                    w: w as usize,
+                    left: left as usize,
+                    mode,
+                    cval,
+                    flags,
+                };
+                // SAFETY: same contract.
+                unsafe { $algo::<$s $(, $ch)?>(a) }
+            }
+        };
+    }
+
+    macro_rules! batch_family {
+        ($s:ty, $acc:ty, $cols:ident, $any:ident, [$($fixed:ident = $ch:literal),*]) => {
+            batch_kernel!($cols, $s, $acc, cols);
+            batch_kernel!($any, $s, $acc, rows::<0>);
+            $(batch_kernel!($fixed, $s, $acc, rows::<$ch>);)*
+        };
+    }
+
+    batch_family!(
+        f32,
+        f32,
+        conv1d_cols_f32,
+        conv1d_rows_f32,
+        [
+            conv1d_rows1_f32 = 1,
+            conv1d_rows2_f32 = 2,
+            conv1d_rows3_f32 = 3,
+            conv1d_rows4_f32 = 4,
+            conv1d_rows5_f32 = 5,
+            conv1d_rows6_f32 = 6,
+            conv1d_rows7_f32 = 7,
+            conv1d_rows8_f32 = 8
+        ]
+    );
+    batch_family!(
+        f64,
+        f64,
+        conv1d_cols_f64,
+        conv1d_rows_f64,
+        [
+            conv1d_rows1_f64 = 1,
+            conv1d_rows2_f64 = 2,
+            conv1d_rows3_f64 = 3,
+            conv1d_rows4_f64 = 4,
+            conv1d_rows5_f64 = 5,
+            conv1d_rows6_f64 = 6,
+            conv1d_rows7_f64 = 7,
+            conv1d_rows8_f64 = 8
+        ]
+    );
+    batch_family!(
+        F16,
+        f32,
+        conv1d_cols_f16,
+        conv1d_rows_f16,
+        [
+            conv1d_rows1_f16 = 1,
+            conv1d_rows2_f16 = 2,
+            conv1d_rows3_f16 = 3,
+            conv1d_rows4_f16 = 4,
+            conv1d_rows5_f16 = 5,
+            conv1d_rows6_f16 = 6,
+            conv1d_rows7_f16 = 7,
+            conv1d_rows8_f16 = 8
+        ]
+    );
+    #[cfg(target_feature = "sm_80")]
+    mod bf16_kernels {
+        use super::*;
+        batch_family!(
+            Bf16,
+            f32,
+            conv1d_cols_bf16,
+            conv1d_rows_bf16,
+            [
+                conv1d_rows1_bf16 = 1,
+                conv1d_rows2_bf16 = 2,
+                conv1d_rows3_bf16 = 3,
+                conv1d_rows4_bf16 = 4,
+                conv1d_rows5_bf16 = 5,
+                conv1d_rows6_bf16 = 6,
+                conv1d_rows7_bf16 = 7,
+                conv1d_rows8_bf16 = 8
+            ]
+        );
+    }
+    batch_family!(
+        u8,
+        f32,
+        conv1d_cols_u8,
+        conv1d_rows_u8,
+        [
+            conv1d_rows1_u8 = 1,
+            conv1d_rows2_u8 = 2,
+            conv1d_rows3_u8 = 3,
+            conv1d_rows4_u8 = 4,
+            conv1d_rows5_u8 = 5,
+            conv1d_rows6_u8 = 6,
+            conv1d_rows7_u8 = 7,
+            conv1d_rows8_u8 = 8
+        ]
+    );
+    batch_family!(
+        u16,
+        f32,
+        conv1d_cols_u16,
+        conv1d_rows_u16,
+        [
+            conv1d_rows1_u16 = 1,
+            conv1d_rows2_u16 = 2,
+            conv1d_rows3_u16 = 3,
+            conv1d_rows4_u16 = 4,
+            conv1d_rows5_u16 = 5,
+            conv1d_rows6_u16 = 6,
+            conv1d_rows7_u16 = 7,
+            conv1d_rows8_u16 = 8
+        ]
+    );
+}

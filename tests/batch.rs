@@ -1,0 +1,369 @@
+//! The batched 1D filters (`conv::batch::Filter1d`): every storage type
+//! (f32, f64, f16, bf16, u8, u16), both axes, one mask or one per signal,
+//! every boundary mode with `cval`, origins at both ends of scipy's range,
+//! widths on both sides of the unrolled kernels' limit, dense and pitched
+//! layouts (aligned and not), batches from 1 row to thousands, lengths
+//! around tile edges; the typed errors; several threads on their own
+//! streams.
+//!
+//! Each GPU result is checked against the rayon reference
+//! (`conv::reference_batch`, accumulated in f64 with the bound of an
+//! accumulation in the data's type) through the output rule (f16/bf16
+//! rounding, u8/u16 rounding and saturation). Inputs are fresh random
+//! values; outputs (and the gaps between pitched rows) are poisoned first
+//! and the gaps must stay poisoned.
+
+mod common;
+
+use coalesce::conv::batch::{Axis, Filter1d, ROWS_FIXED_MAX, Sample, Shape, left_for_origin};
+use coalesce::conv::reference_batch::{filter1d, first_mismatch};
+use coalesce::conv::{Boundary, ConvElem, ConvOp};
+use coalesce::half::{bf16, f16};
+use coalesce::{Error, Gpu};
+use rand::Rng;
+use rand::rngs::StdRng;
+
+/// A random value of `S`: integers over the type's whole range, floats in
+/// ±8 (exact in every float type, so the reference sees what the GPU sees).
+fn sample<S: Sample>(rng: &mut StdRng) -> S {
+    match S::NAME {
+        "u8" => S::from_f64(rng.random_range(0..=255u32) as f64),
+        "u16" => S::from_f64(rng.random_range(0..=65535u32) as f64),
+        _ => S::from_f64(rng.random_range(-8.0f64..8.0)),
+    }
+}
+
+/// Taps in ±1 (±0.02 for the widest masks, so integer sums stay in range
+/// as often as they saturate).
+fn taps<A: ConvElem>(rng: &mut StdRng, n: usize, w: usize) -> Vec<A> {
+    let scale = if w > 40 { 0.05 } else { 1.0 };
+    let v: Vec<A> = (0..n).map(|_| A::from_f64(rng.random_range(-1.0f64..1.0) * scale)).collect();
+    assert!(n < 2 || v.iter().any(|t| t.to_f64() != 0.0), "random taps came out all zero");
+    v
+}
+
+/// One case's parameters.
+#[derive(Clone, Copy, Debug)]
+struct Case {
+    shape: Shape,
+    axis: Axis,
+    w: usize,
+    per_signal: bool,
+    op: ConvOp,
+    mode: Boundary,
+    cval: f64,
+    origin: isize,
+    /// Elements between the buffers' starts and the arrays' (0: aligned).
+    offset: usize,
+}
+
+/// Runs `case` on the GPU and checks every output and every gap.
+fn run_case<S: Sample>(gpu: &Gpu, rng: &mut StdRng, seed: u64, case: Case) {
+    let Case { shape, axis, w, per_signal, op, mode, cval, origin, offset } = case;
+    let what = format!("{} {case:?} (seed {seed})", S::NAME);
+    let signals = match axis {
+        Axis::Rows => shape.rows,
+        Axis::Columns => shape.cols,
+    };
+    let masks = taps::<S::Acc>(rng, if per_signal { signals * w } else { w }, w);
+    let filter = if per_signal {
+        Filter1d::<S>::depthwise(gpu, &masks, w, op, mode)
+    } else {
+        Filter1d::<S>::new(gpu, &masks, op, mode)
+    }
+    .unwrap_or_else(|e| panic!("{what}: {e}"))
+    .with_cval(cval)
+    .with_origin(origin)
+    .and_then(|f| f.with_axis(axis.scipy() as isize))
+    .unwrap_or_else(|e| panic!("{what}: {e}"));
+    let in_len = offset + (shape.rows - 1) * shape.in_pitch + shape.cols;
+    let out_len = offset + (shape.rows - 1) * shape.out_pitch + shape.cols;
+    let input: Vec<S> = (0..in_len).map(|_| sample(rng)).collect();
+    let d_in = gpu.upload(&input).unwrap();
+    let mut d_out = gpu.alloc_zeroed::<S>(out_len + 5).unwrap();
+    d_out.fill_bytes(common::POISON).unwrap();
+    let src = d_in.view(offset..in_len).unwrap();
+    let mut dst = d_out.view_mut(offset..out_len).unwrap();
+    let plan = filter.run(&src, &mut dst, shape).unwrap_or_else(|e| panic!("{what}: {e}"));
+    let got = d_out.to_vec().unwrap();
+    let values: Vec<f64> = input[offset..].iter().map(|v| v.to_f64()).collect();
+    let reference: Vec<f64> = filter.taps().iter().map(|t| t.to_f64()).collect();
+    let want = filter1d::<S::Acc>(&values, shape, axis, &reference, w, filter.left(), mode, cval).unwrap();
+    let mut dense = Vec::with_capacity(shape.rows * shape.cols);
+    for r in 0..shape.rows {
+        let at = offset + r * shape.out_pitch;
+        dense.extend_from_slice(&got[at..at + shape.cols]);
+    }
+    if let Some((i, g, c)) = first_mismatch(&dense, &want) {
+        let bad = dense.iter().zip(&want).filter(|(g, c)| !coalesce::conv::reference_batch::sample_matches(**g, c));
+        panic!(
+            "{what} ({}): {} wrong of {}; first at ({}, {}): got {g}, want {} ± {}",
+            plan.kernel,
+            bad.count(),
+            dense.len(),
+            i / shape.cols,
+            i % shape.cols,
+            c.value,
+            c.bound
+        );
+    }
+    let poison = bytemuck::cast_slice::<S, u8>(&got);
+    let size = std::mem::size_of::<S>();
+    let mut written = vec![false; got.len()];
+    for r in 0..shape.rows {
+        let at = offset + r * shape.out_pitch;
+        written[at..at + shape.cols].iter_mut().for_each(|x| *x = true);
+    }
+    for (k, done) in written.iter().enumerate() {
+        if !done {
+            assert!(
+                poison[k * size..(k + 1) * size].iter().all(|&b| b == common::POISON),
+                "{what}: element {k} outside the output array was written"
+            );
+        }
+    }
+}
+
+/// A spread of cases for type `S`: both axes, every mode, widths around
+/// the unrolled kernels' limit, shared and per-signal masks, odd shapes,
+/// pitched and offset layouts.
+fn spread<S: Sample>(gpu: &Gpu) {
+    let (mut rng, seed) = common::rng();
+    let shapes = [
+        Shape::new(1, 1),
+        Shape::new(1, 4099),
+        Shape::new(3, 1029),
+        Shape::new(5, 33),
+        Shape::new(37, 7),
+        Shape::new(2, 2050).with_pitches(2064, 2056),
+        Shape::new(4, 300).with_pitches(301, 305),
+        Shape::new(67, 45).with_pitches(48, 47),
+    ];
+    let widths = [1, 2, 4, 5, 8, 13, ROWS_FIXED_MAX, ROWS_FIXED_MAX + 1, 64];
+    let mut k = 0usize;
+    for (si, &shape) in shapes.iter().enumerate() {
+        for axis in [Axis::Rows, Axis::Columns] {
+            for (wi, &w) in widths.iter().enumerate() {
+                // Each mode, op, origin end and mask kind in turn, not all
+                // combinations of every shape.
+                k += 1;
+                let mode = Boundary::ALL[(k + si) % 5];
+                let op = ConvOp::ALL[(k / 5) % 2];
+                let origin = match (k + wi) % 3 {
+                    0 => 0,
+                    1 => -((w / 2) as isize),
+                    _ => ((w - 1) / 2) as isize,
+                };
+                let case = Case {
+                    shape,
+                    axis,
+                    w,
+                    per_signal: (k + si) % 2 == 1,
+                    op,
+                    mode,
+                    cval: if k.is_multiple_of(2) { 2.5 } else { -1.25 },
+                    origin,
+                    offset: if k % 4 == 3 { 1 } else { 0 },
+                };
+                run_case::<S>(gpu, &mut rng, seed, case);
+            }
+        }
+    }
+}
+
+#[test]
+fn f32_every_axis_mode_width_and_layout() {
+    let gpu = gpu_or_skip!();
+    spread::<f32>(&gpu);
+}
+
+#[test]
+fn f64_every_axis_mode_width_and_layout() {
+    let gpu = gpu_or_skip!();
+    spread::<f64>(&gpu);
+}
+
+#[test]
+fn f16_every_axis_mode_width_and_layout() {
+    let gpu = gpu_or_skip!();
+    spread::<f16>(&gpu);
+}
+
+#[test]
+fn bf16_every_axis_mode_width_and_layout() {
+    let gpu = gpu_or_skip!();
+    let info = gpu.info();
+    if info.cc_major < 8 {
+        let f = Filter1d::<bf16>::new(&gpu, &[1.0f32], ConvOp::Correlate, Boundary::Zero).unwrap();
+        let err = f.plan(Shape::new(1, 8)).unwrap_err();
+        assert!(matches!(err, Error::Unsupported { .. }), "{err}");
+        eprintln!(
+            "bf16 kernels need sm_80; this device is sm_{}{}: checked the typed error only",
+            info.cc_major, info.cc_minor
+        );
+        return;
+    }
+    spread::<bf16>(&gpu);
+}
+
+#[test]
+fn u8_every_axis_mode_width_and_layout() {
+    let gpu = gpu_or_skip!();
+    spread::<u8>(&gpu);
+}
+
+#[test]
+fn u16_every_axis_mode_width_and_layout() {
+    let gpu = gpu_or_skip!();
+    spread::<u16>(&gpu);
+}
+
+/// Many short rows (a batch of thousands), and one long row crossing many
+/// tiles and a persistent grid's wrap, for the two unrolled-kernel sizes
+/// the benchmarks use (w = 7 and 31).
+#[test]
+fn large_batches_and_long_rows() {
+    let gpu = gpu_or_skip!();
+    let (mut rng, seed) = common::rng();
+    for (shape, w) in [(Shape::new(5000, 37), 7), (Shape::new(3, 300_001), 31), (Shape::new(1024, 1031), 31)] {
+        for per_signal in [false, true] {
+            let case = Case {
+                shape,
+                axis: Axis::Rows,
+                w,
+                per_signal,
+                op: ConvOp::Correlate,
+                mode: Boundary::Reflect,
+                cval: 0.0,
+                origin: 0,
+                offset: 0,
+            };
+            run_case::<f32>(&gpu, &mut rng, seed, case);
+            run_case::<u8>(&gpu, &mut rng, seed, case);
+            if gpu.info().cc_major >= 8 {
+                run_case::<bf16>(&gpu, &mut rng, seed, case);
+            }
+        }
+    }
+}
+
+/// Integer outputs: ties round to even and out-of-range sums saturate.
+#[test]
+fn integer_rounding_ties_to_even_and_saturation() {
+    let gpu = gpu_or_skip!();
+    // Identity-scaled masks: x · 0.5 lands exactly on .5 for odd x.
+    let input: Vec<u8> = (0..=255).collect();
+    let d_in = gpu.upload(&input).unwrap();
+    let mut d_out = gpu.alloc_zeroed::<u8>(256).unwrap();
+    for (scale, want) in [
+        (0.5f32, input.iter().map(|&x| (x as f32 * 0.5).round_ties_even() as u8).collect::<Vec<_>>()),
+        (1.5f32, input.iter().map(|&x| (x as f32 * 1.5).round_ties_even().min(255.0) as u8).collect()),
+        (-1.0f32, vec![0u8; 256]),
+    ] {
+        d_out.fill_bytes(common::POISON).unwrap();
+        let f = Filter1d::<u8>::new(&gpu, &[scale], ConvOp::Correlate, Boundary::Zero).unwrap();
+        f.run(&d_in.as_view(), &mut d_out.as_view_mut(), Shape::signal(256)).unwrap();
+        assert_eq!(d_out.to_vec().unwrap(), want, "scale {scale}");
+    }
+    // 2.5 → 2 and 3.5 → 4 (ties to even), not 3 and 4 (half up).
+    let f = Filter1d::<u8>::new(&gpu, &[0.5f32], ConvOp::Correlate, Boundary::Zero).unwrap();
+    f.run(&d_in.as_view(), &mut d_out.as_view_mut(), Shape::signal(256)).unwrap();
+    let got = d_out.to_vec().unwrap();
+    assert_eq!((got[5], got[7]), (2, 4));
+}
+
+/// Four threads, each with its own stream and type, over the same GPU.
+#[test]
+fn threads_on_their_own_streams() {
+    let gpu = gpu_or_skip!();
+    let bf = gpu.info().cc_major >= 8;
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            let gpu = gpu.clone();
+            s.spawn(move || {
+                let stream = gpu.new_stream().unwrap();
+                let g = gpu.on(&stream).unwrap();
+                let (mut rng, seed) = common::rng();
+                for k in 0..6 {
+                    let case = Case {
+                        shape: Shape::new(3 + k, 2000 + 97 * t),
+                        axis: if k % 2 == 0 { Axis::Rows } else { Axis::Columns },
+                        w: [3, 7, 31, 40][(k + t) % 4],
+                        per_signal: k % 3 == 0,
+                        op: ConvOp::ALL[k % 2],
+                        mode: Boundary::ALL[(k + t) % 5],
+                        cval: 1.5,
+                        origin: 0,
+                        offset: 0,
+                    };
+                    match t {
+                        0 => run_case::<f32>(&g, &mut rng, seed, case),
+                        1 => run_case::<u8>(&g, &mut rng, seed, case),
+                        2 if bf => run_case::<bf16>(&g, &mut rng, seed, case),
+                        _ => run_case::<f64>(&g, &mut rng, seed, case),
+                    }
+                }
+            });
+        }
+    });
+}
+
+/// Bad input gets a typed error naming the rule.
+#[test]
+fn bad_input_is_a_typed_error() {
+    let gpu = gpu_or_skip!();
+    // A mask type that does not match the data.
+    let err = Filter1d::<u8>::new(&gpu, &[1.0f64, 2.0], ConvOp::Correlate, Boundary::Zero).unwrap_err();
+    assert!(matches!(&err, Error::InvalidArgument { message, .. } if message.contains("f32 taps")), "{err}");
+    let err = Filter1d::<f64>::new(&gpu, &[1.0f32], ConvOp::Correlate, Boundary::Zero).unwrap_err();
+    assert!(matches!(&err, Error::InvalidArgument { message, .. } if message.contains("f64 taps")), "{err}");
+    // Per-signal masks whose count differs from the signals.
+    let f = Filter1d::<f32>::depthwise(&gpu, &[1.0f32; 12], 3, ConvOp::Correlate, Boundary::Zero).unwrap();
+    let d_in = gpu.upload(&[1.0f32; 50]).unwrap();
+    let mut d_out = gpu.alloc_zeroed::<f32>(50).unwrap();
+    let err = f.run(&d_in.as_view(), &mut d_out.as_view_mut(), Shape::new(5, 10)).unwrap_err();
+    assert!(
+        matches!(&err, Error::InvalidArgument { message, .. } if message.contains("4 masks for 5 signals")),
+        "{err}"
+    );
+    // Along the columns there are 10 signals.
+    let err = f.with_axis(0).unwrap().run(&d_in.as_view(), &mut d_out.as_view_mut(), Shape::new(5, 10)).unwrap_err();
+    assert!(matches!(&err, Error::InvalidArgument { message, .. } if message.contains("4 masks for 10")), "{err}");
+    // Masks that are not a whole number of widths.
+    assert!(Filter1d::<f32>::depthwise(&gpu, &[1.0f32; 10], 3, ConvOp::Correlate, Boundary::Zero).is_err());
+    // Origins outside scipy's range, at both ends.
+    let f = Filter1d::<f32>::new(&gpu, &[1.0f32; 4], ConvOp::Convolve, Boundary::Zero).unwrap();
+    for bad in [-3isize, 2] {
+        let err = f.clone().with_origin(bad).unwrap_err();
+        assert!(matches!(&err, Error::InvalidArgument { message, .. } if message.contains("-2 ..= 1")), "{err}");
+    }
+    // An axis a 2D array does not have.
+    assert!(matches!(Axis::from_scipy(2), Err(Error::InvalidArgument { .. })));
+    // Short buffers and pitches below the row length.
+    let f = Filter1d::<f32>::new(&gpu, &[1.0f32; 3], ConvOp::Correlate, Boundary::Zero).unwrap();
+    let err = f.run(&d_in.as_view(), &mut d_out.as_view_mut(), Shape::new(6, 10)).unwrap_err();
+    assert!(matches!(err, Error::LengthMismatch { .. }), "{err}");
+    let err = f.run(&d_in.as_view(), &mut d_out.as_view_mut(), Shape::new(2, 10).with_pitches(9, 10)).unwrap_err();
+    assert!(matches!(err, Error::InvalidArgument { .. }), "{err}");
+    // Empty masks.
+    assert!(Filter1d::<f32>::new(&gpu, &[] as &[f32], ConvOp::Correlate, Boundary::Zero).is_err());
+}
+
+/// What needs no GPU: scipy's origin rule and the kernels' names.
+#[test]
+fn origin_rule_and_kernel_names() {
+    for w in 1..=9usize {
+        let (lo, hi) = (-((w / 2) as isize), ((w - 1) / 2) as isize);
+        for op in ConvOp::ALL {
+            assert!(left_for_origin(w, lo - 1, op).is_err());
+            assert!(left_for_origin(w, hi + 1, op).is_err());
+            let lefts: Vec<usize> = (lo..=hi).map(|o| left_for_origin(w, o, op).unwrap()).collect();
+            assert!(lefts.iter().all(|&l| l < w), "w {w} {op:?}: {lefts:?}");
+            // Origin 0 is the plain operation's left.
+            assert_eq!(left_for_origin(w, 0, op).unwrap(), op.correlation_taps(&vec![0u8; w]).1);
+        }
+    }
+    assert_eq!(coalesce::conv::batch::kernel_name("bf16", Axis::Rows, 8), Some("conv1d_rows8_bf16"));
+    assert_eq!(coalesce::conv::batch::kernel_name("u8", Axis::Columns, 0), Some("conv1d_cols_u8"));
+    assert_eq!(coalesce::conv::batch::kernel_name("i8", Axis::Rows, 1), None);
+}
