@@ -14,6 +14,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use coalesce::Gpu;
+use coalesce::bench::batch as conv_batch;
 use coalesce::bench::report::{Align, Table, human_bytes, parse_size};
 use coalesce::bench::{
     self, BenchError, access, alignment, concurrency, constant, conv, copy, harness, local, matrix, reduce, texture,
@@ -278,11 +279,43 @@ struct ConvArgs {
     /// Only the 2D part.
     #[arg(long)]
     only_2d: bool,
+    /// Batched depthwise workloads ROWSxLEN@W, comma-separated, or `default` (64x2^21@31,1024x2^17@7).
+    #[arg(long, value_delimiter = ',')]
+    batch: Option<Vec<String>>,
+    /// Storage types of the batched workloads (f32, f64, f16, bf16, u8, u16).
+    #[arg(long, value_delimiter = ',', default_value = "f32,bf16")]
+    dtype: Vec<String>,
+    /// Only the batched workloads (implies --batch default when --batch is not given).
+    #[arg(long, conflicts_with_all = ["only_1d", "only_2d"])]
+    only_batch: bool,
     /// Seed of the random input and masks.
     #[arg(long, default_value_t = 2026)]
     seed: u64,
     #[command(flatten)]
     common: CommonArgs,
+}
+
+/// `--batch`'s workloads (`default` expands to the two).
+fn batch_workloads(args: &ConvArgs) -> Result<Vec<conv_batch::Workload>, BenchError> {
+    let specs = match &args.batch {
+        Some(specs) => specs.clone(),
+        None if args.only_batch => vec!["default".into()],
+        None => return Ok(Vec::new()),
+    };
+    let mut out = Vec::new();
+    for s in specs {
+        if s == "default" {
+            out.extend(conv_batch::Workload::DEFAULTS);
+        } else {
+            out.push(conv_batch::Workload::parse(&s).map_err(BenchError::Options)?);
+        }
+    }
+    for d in &args.dtype {
+        if !conv_batch::DTYPES.contains(&d.as_str()) {
+            return Err(BenchError::Options(format!("unknown dtype `{d}` ({})", conv_batch::DTYPES.join(", "))));
+        }
+    }
+    Ok(out)
 }
 
 fn conv_bench(gpu: &Gpu, args: &ConvArgs) -> Result<(), BenchError> {
@@ -307,19 +340,25 @@ fn conv_bench(gpu: &Gpu, args: &ConvArgs) -> Result<(), BenchError> {
         settings: args.common.settings(base.settings),
         out_dir: args.common.out.clone(),
         seed: args.seed,
-        masks_2d: if args.only_1d { vec![] } else { args.masks_2d.clone().unwrap_or(base.masks_2d.clone()) },
-        separable_2d: if args.only_1d {
+        masks_2d: if args.only_1d || args.only_batch {
+            vec![]
+        } else {
+            args.masks_2d.clone().unwrap_or(base.masks_2d.clone())
+        },
+        separable_2d: if args.only_1d || args.only_batch {
             vec![]
         } else {
             args.separable_2d.clone().unwrap_or(base.separable_2d.clone())
         },
-        gaussians_2d: if args.only_1d {
+        gaussians_2d: if args.only_1d || args.only_batch {
             vec![]
         } else {
             args.gaussians_2d.clone().unwrap_or(base.gaussians_2d.clone())
         },
         image_2d: args.image_2d.unwrap_or(base.image_2d),
-        skip_1d: args.only_2d,
+        skip_1d: args.only_2d || args.only_batch,
+        batches: batch_workloads(args)?,
+        dtypes: args.dtype.clone(),
     };
     conv::run(gpu, &opts).map(|_| ())
 }

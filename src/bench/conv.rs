@@ -98,6 +98,10 @@ pub struct ConvOptions {
     pub image_2d: usize,
     /// Skip the 1D part.
     pub skip_1d: bool,
+    /// Batched (depthwise) workloads ([`super::batch`]); empty skips them.
+    pub batches: Vec<super::batch::Workload>,
+    /// Storage types of the batched workloads.
+    pub dtypes: Vec<String>,
 }
 
 impl Default for ConvOptions {
@@ -116,6 +120,8 @@ impl Default for ConvOptions {
             gaussians_2d: vec![2.0, 5.0],
             image_2d: 8192,
             skip_1d: false,
+            batches: Vec::new(),
+            dtypes: vec!["f32".into(), "bf16".into()],
         }
     }
 }
@@ -240,6 +246,8 @@ pub struct ConvReport {
     pub rows_1d: Vec<Row1d>,
     /// 2D rows.
     pub rows_2d: Vec<Row2d>,
+    /// Batched (depthwise) rows.
+    pub rows_batch: Vec<super::batch::RowBatch>,
     /// Goal verdicts.
     pub goals: Vec<Verdict>,
 }
@@ -314,8 +322,19 @@ pub fn run(gpu: &Gpu, opts: &ConvOptions) -> BenchResult<ConvReport> {
     }
     drop((input, output));
     let rows_2d = run_2d(gpu, opts, &dtod, twin_2d.as_ref(), &mut rng)?;
-    let mut goals = goals_1d(&rows, twin_module.is_some());
-    goals.extend(goals_2d(&rows_2d, twin_2d.is_some()));
+    let rows_batch = if opts.batches.is_empty() {
+        Vec::new()
+    } else {
+        super::batch::run(gpu, &opts.batches, &opts.dtypes, opts.mode, &dtod, &opts.settings, opts.seed)?
+    };
+    let mut goals = Vec::new();
+    if !rows.is_empty() || !rows_2d.is_empty() {
+        goals.extend(goals_1d(&rows, twin_module.is_some()));
+        goals.extend(goals_2d(&rows_2d, twin_2d.is_some()));
+    }
+    if !opts.batches.is_empty() {
+        goals.extend(super::batch::goals(&rows_batch));
+    }
     let report = ConvReport {
         device,
         peaks,
@@ -326,6 +345,7 @@ pub fn run(gpu: &Gpu, opts: &ConvOptions) -> BenchResult<ConvReport> {
         twins: twin_status,
         rows_1d: rows,
         rows_2d,
+        rows_batch,
         goals,
     };
     if !report.rows_1d.is_empty() {

@@ -20,6 +20,7 @@ use std::path::PathBuf;
 
 pub mod access;
 pub mod alignment;
+pub mod batch;
 pub mod concurrency;
 pub mod constant;
 pub mod conv;

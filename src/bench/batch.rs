@@ -1,0 +1,254 @@
+//! The `conv` suite's batched part (`--batch`, `--dtype`): depthwise 1D
+//! filters over the rows of a `rows × len` array (one mask per row, as
+//! torch's depthwise `conv1d` and scipy's `correlate1d(…, axis=-1)` run
+//! them), per storage type, timed against the DRAM floor of the same run.
+//!
+//! * **Floor**: input read once and output written once (`2 · rows · len ·
+//!   size` bytes) at the `cuMemcpyDtoD` bandwidth.
+//! * **Verification**: before timing, the first and last rows and three
+//!   random ones are checked in full against the rayon reference through
+//!   the output rule, and every output for leftover poison.
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde::Serialize;
+
+use super::conv::{POISON, Verdict};
+use super::harness::{self, DtodReference, Settings, Stats};
+use super::report::Table;
+use super::{BenchError, BenchResult};
+use crate::Gpu;
+use crate::conv::batch::{Axis, Filter1d, Sample, Shape};
+use crate::conv::reference_batch::{filter1d, first_mismatch};
+use crate::conv::{Boundary, ConvElem, ConvOp};
+use crate::half::{bf16, f16};
+
+/// Goal: a depthwise workload's share of the floor.
+pub const GOAL_BATCH: f64 = 0.85;
+
+/// One batched workload: `rows` signals of `len` samples, `w`-tap masks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Workload {
+    /// Signals (rows).
+    pub rows: usize,
+    /// Samples per signal.
+    pub len: usize,
+    /// Mask width.
+    pub w: usize,
+}
+
+impl Workload {
+    /// The workloads: torch depthwise conv1d 64 × 2^21 at w = 31
+    /// and 1024 × 2^17 at w = 7.
+    pub const DEFAULTS: [Workload; 2] =
+        [Workload { rows: 64, len: 1 << 21, w: 31 }, Workload { rows: 1024, len: 1 << 17, w: 7 }];
+
+    /// Parses `ROWSxLEN@W` (numbers or `2^k`).
+    pub fn parse(s: &str) -> Result<Workload, String> {
+        let num = |t: &str| -> Result<usize, String> {
+            match t.split_once('^') {
+                Some(("2", k)) => k.parse::<u32>().ok().and_then(|k| 1usize.checked_shl(k)),
+                _ => t.parse().ok(),
+            }
+            .ok_or_else(|| format!("`{t}` in batch `{s}` is not a number or 2^k"))
+        };
+        let (shape, w) = s.split_once('@').ok_or_else(|| format!("batch `{s}` is not ROWSxLEN@W"))?;
+        let (rows, len) = shape.split_once('x').ok_or_else(|| format!("batch `{s}` is not ROWSxLEN@W"))?;
+        let wl = Workload { rows: num(rows)?, len: num(len)?, w: num(w)? };
+        if wl.rows == 0 || wl.len == 0 || wl.w == 0 {
+            return Err(format!("batch `{s}` has a zero dimension"));
+        }
+        Ok(wl)
+    }
+
+    fn label(&self) -> String {
+        let len =
+            if self.len.is_power_of_two() { format!("2^{}", self.len.trailing_zeros()) } else { self.len.to_string() };
+        format!("{}x{len} w={}", self.rows, self.w)
+    }
+}
+
+/// The storage types `--dtype` names.
+pub const DTYPES: [&str; 6] = ["f32", "f64", "f16", "bf16", "u8", "u16"];
+
+/// One measured batched workload.
+#[derive(Clone, Debug, Serialize)]
+pub struct RowBatch {
+    /// Storage type.
+    pub dtype: &'static str,
+    /// The workload.
+    pub workload: Workload,
+    /// The kernel that ran.
+    pub kernel: &'static str,
+    /// Timing.
+    pub stats: Stats,
+    /// GB/s (bytes read + written).
+    pub gbps: f64,
+    /// Floor time / kernel time.
+    pub of_floor: f64,
+}
+
+/// Runs every workload for every type; a type the device lacks (bf16
+/// below sm_80) is reported and skipped.
+pub fn run(
+    gpu: &Gpu,
+    workloads: &[Workload],
+    dtypes: &[String],
+    mode: Boundary,
+    dtod: &DtodReference,
+    settings: &Settings,
+    seed: u64,
+) -> BenchResult<Vec<RowBatch>> {
+    let mut rows = Vec::new();
+    let mut rng = StdRng::seed_from_u64(seed ^ 0xba7c);
+    for dtype in dtypes {
+        for &wl in workloads {
+            let ctx = Ctx { gpu, wl, mode, dtod, settings };
+            let row = match dtype.as_str() {
+                "f32" => ctx.measure::<f32>(&mut rng),
+                "f64" => ctx.measure::<f64>(&mut rng),
+                "f16" => ctx.measure::<f16>(&mut rng),
+                "bf16" => ctx.measure::<bf16>(&mut rng),
+                "u8" => ctx.measure::<u8>(&mut rng),
+                "u16" => ctx.measure::<u16>(&mut rng),
+                other => {
+                    return Err(BenchError::Options(format!("unknown dtype `{other}` ({})", DTYPES.join(", "))));
+                }
+            };
+            match row {
+                Ok(r) => rows.push(r),
+                Err(BenchError::Gpu(e)) if matches!(*e, crate::Error::Unsupported { .. }) => {
+                    println!("conv: batch {dtype} {}: skipped: {e}", wl.label());
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    if !rows.is_empty() {
+        println!("{}", table(&rows).render());
+    }
+    Ok(rows)
+}
+
+struct Ctx<'a> {
+    gpu: &'a Gpu,
+    wl: Workload,
+    mode: Boundary,
+    dtod: &'a DtodReference,
+    settings: &'a Settings,
+}
+
+impl Ctx<'_> {
+    fn measure<S: Sample>(&self, rng: &mut StdRng) -> BenchResult<RowBatch> {
+        let Workload { rows, len, w } = self.wl;
+        let gpu = self.gpu;
+        let total = rows.checked_mul(len).ok_or_else(|| BenchError::Options("batch too large".into()))?;
+        let masks: Vec<S::Acc> = (0..rows * w).map(|_| S::Acc::from_f64(rng.random_range(-0.2f64..0.2))).collect();
+        let filter = Filter1d::<S>::depthwise(gpu, &masks, w, ConvOp::Correlate, self.mode)?;
+        let shape = Shape::new(rows, len);
+        filter.plan(shape)?;
+        let host: Vec<S> = (0..total)
+            .map(|_| match S::NAME {
+                "u8" => S::from_f64(rng.random_range(0..=255u32) as f64),
+                "u16" => S::from_f64(rng.random_range(0..=65535u32) as f64),
+                _ => S::from_f64(rng.random_range(-4.0f64..4.0)),
+            })
+            .collect();
+        let input = gpu.upload(&host)?;
+        let mut output = gpu.alloc_zeroed::<S>(total)?;
+        output.fill_bytes(POISON)?;
+        let plan = filter.run(&input.as_view(), &mut output.as_view_mut(), shape)?;
+        let got = output.to_vec()?;
+        let mut check = vec![0, rows - 1];
+        check.extend((0..3).map(|_| rng.random_range(0..rows)));
+        let taps: Vec<f64> = filter.taps().iter().map(|t| t.to_f64()).collect();
+        for r in check {
+            let line: Vec<f64> = host[r * len..(r + 1) * len].iter().map(|v| v.to_f64()).collect();
+            let want = filter1d::<S::Acc>(
+                &line,
+                Shape::signal(len),
+                Axis::Rows,
+                &taps[r * w..(r + 1) * w],
+                w,
+                filter.left(),
+                self.mode,
+                0.0,
+            )?;
+            if let Some((i, g, c)) = first_mismatch(&got[r * len..(r + 1) * len], &want) {
+                return Err(BenchError::Verification {
+                    suite: "conv",
+                    message: format!(
+                        "batch {} {}: row {r}, sample {i}: got {g}, want {} ± {}",
+                        S::NAME,
+                        self.wl.label(),
+                        c.value,
+                        c.bound
+                    ),
+                });
+            }
+        }
+        let bytes = (2 * total * std::mem::size_of::<S>()) as f64;
+        let stats = harness::measure(gpu, self.settings, |_| {
+            filter.run(&input.as_view(), &mut output.as_view_mut(), shape).map(|_| ())
+        })?;
+        let gbps = harness::gbps(bytes, stats.median_ms);
+        Ok(RowBatch {
+            dtype: S::NAME,
+            workload: self.wl,
+            kernel: plan.kernel,
+            stats,
+            gbps,
+            of_floor: gbps / self.dtod.gbps,
+        })
+    }
+}
+
+fn table(rows: &[RowBatch]) -> Table {
+    let mut t = Table::new(["dtype", "batch", "kernel", "ms", "GB/s", "% of floor"]);
+    for r in rows {
+        t.row([
+            r.dtype.to_string(),
+            r.workload.label(),
+            r.kernel.to_string(),
+            format!("{:.4}", r.stats.median_ms),
+            format!("{:.0}", r.gbps),
+            format!("{:.1}%", r.of_floor * 100.0),
+        ]);
+    }
+    t
+}
+
+/// The goal verdicts: each default workload ≥ [`GOAL_BATCH`] of the floor
+/// in f32 and in bf16.
+pub fn goals(rows: &[RowBatch]) -> Vec<Verdict> {
+    let mut out = Vec::new();
+    for dtype in ["f32", "bf16"] {
+        for wl in Workload::DEFAULTS {
+            let goal = format!("depthwise {} {dtype} >= {:.0}% of floor", wl.label(), GOAL_BATCH * 100.0);
+            let verdict = match rows.iter().find(|r| r.dtype == dtype && r.workload == wl) {
+                Some(r) => Verdict {
+                    goal,
+                    status: if r.of_floor >= GOAL_BATCH { "MET" } else { "NOT MET" },
+                    detail: format!("{:.1}% ({:.4} ms, {})", r.of_floor * 100.0, r.stats.median_ms, r.kernel),
+                },
+                None => Verdict { goal, status: "NOT EVALUATED", detail: "not run".into() },
+            };
+            out.push(verdict);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn workloads_parse() {
+        assert_eq!(Workload::parse("64x2^21@31"), Ok(Workload::DEFAULTS[0]));
+        assert_eq!(Workload::parse("1024x131072@7"), Ok(Workload::DEFAULTS[1]));
+        assert!(Workload::parse("64x2^21").is_err());
+        assert!(Workload::parse("0x5@3").is_err());
+        assert!(Workload::parse("3x2^99@3").is_err());
+    }
+}
