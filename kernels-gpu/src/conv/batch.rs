@@ -10,14 +10,15 @@
 //! | [`Bf16`] (bfloat16, sm_80 and newer) | `f32` | `f32` | rounded to nearest, ties to even (`cvt.rn.bf16.f32`) |
 //! | `u8` / `u16` | `f32` | `f32` | rounded to nearest, ties to even, then saturated to the type's range; NaN gives 0 |
 //!
-//! Two kernel families, both persistent (each block walks tiles
-//! grid-stride over every signal, so any batch and any length fit one
-//! launch):
+//! Two kernel families, both persistent (each block walks many tiles, so
+//! any batch and any length fit one launch):
 //!
 //! * `conv1d_rows*_<type>`: each signal is a row (`scipy.ndimage`'s
-//!   `axis = -1`). A block's tile is [`ROWS_OUTPUTS`]` · blockDim`
-//!   neighbouring outputs of one row: the inputs (with halo) arrive in
-//!   16-byte loads, are widened to the accumulation type in shared memory,
+//!   `axis = -1`). A block's tile is [`ROWS_OUTPUTS`]` · `[`ROWS_GROUPS`]`
+//!   · blockDim` neighbouring outputs of one row, and a block takes a
+//!   contiguous run of the tiles of all rows: the inputs (with halo)
+//!   arrive in 16-byte `cp.async` copies a few tiles ahead, are widened
+//!   to the accumulation type in shared memory,
 //!   and each thread computes [`ROWS_OUTPUTS`] outputs from a register
 //!   window read four at a time, as the fast 1D kernel does. Stores are 4
 //!   elements wide. The signal's taps sit in shared memory after the tile,
@@ -430,15 +431,18 @@ mod kernels {
         let per_row = n.div_ceil(tile);
         let total = a.signals * per_row;
         let grid = grid_dim_x() as usize;
-        // A block's tiles b0, b0 + grid, …, each as (row, tile in row):
-        // one division per thread, then additions (64-bit division is a
-        // long subroutine on the GPU, and a tile of a short mask is only
+        // A block's tiles: a contiguous run [first, end) of the tiles of
+        // all rows in order (not grid-stride), so a block stays on one row
+        // for many tiles and reloads taps rarely. Each as (row, tile in
+        // row): a division per thread, then additions (64-bit division is
+        // a long subroutine on the GPU, and a tile of a short mask is only
         // a few dozen instructions per thread).
-        let (skip_rows, skip_tiles) = (grid / per_row, grid % per_row);
+        let bid = block_idx_x() as usize;
+        let (first, end) = (total * bid / grid, total * (bid + 1) / grid);
         let advance = |c: Cursor| {
-            let mut next = Cursor { b: c.b + grid, row: c.row + skip_rows, tile: c.tile + skip_tiles };
-            if next.tile >= per_row {
-                next.tile -= per_row;
+            let mut next = Cursor { b: c.b + 1, row: c.row, tile: c.tile + 1 };
+            if next.tile == per_row {
+                next.tile = 0;
                 next.row += 1;
             }
             next
@@ -453,9 +457,9 @@ mod kernels {
         let chunks = |c: Cursor| {
             let origin = (c.tile * tile) as isize - left;
             let lo = if origin < 0 { 0 } else { origin as usize / S::V };
-            let end = origin + span as isize;
-            let hi = if end <= 0 { 0 } else { (end as usize).div_ceil(S::V).min(n / S::V) };
-            if vector && c.b < total && lo < hi { (lo, hi) } else { (0, 0) }
+            let stop = origin + span as isize;
+            let hi = if stop <= 0 { 0 } else { (stop as usize).div_ceil(S::V).min(n / S::V) };
+            if vector && c.b < end && lo < hi { (lo, hi) } else { (0, 0) }
         };
         // Starts a tile's copies into slot `slot` (one commit group per
         // call, empty when there is nothing to copy).
@@ -477,8 +481,7 @@ mod kernels {
             }
             pipeline::commit_group();
         };
-        let b0 = block_idx_x() as usize;
-        let first = Cursor { b: b0, row: b0 / per_row, tile: b0 % per_row };
+        let first = Cursor { b: first, row: first / per_row, tile: first % per_row };
         // `ahead`: the tile stages − 1 steps ahead of `cur`.
         let mut ahead = first;
         for k in 0..stages - 1 {
@@ -488,7 +491,7 @@ mod kernels {
         let mut current = usize::MAX;
         let mut cur = first;
         let mut i = 0usize;
-        while cur.b < total {
+        while cur.b < end {
             issue((i + stages - 1) % stages, ahead);
             ahead = advance(ahead);
             // This thread's copies of tile b have landed once at most
