@@ -62,6 +62,7 @@ use crate::memory::{DeviceBuffer, DeviceView, DeviceViewMut};
 use crate::module::PtxModule;
 
 pub mod batch;
+pub mod channels;
 pub mod conv2d;
 pub mod reference;
 pub mod reference2d;
@@ -1035,8 +1036,9 @@ mod tests {
             let ptx = crate::ptx::text(sm).unwrap();
             for &(name, threads, blocks) in LAUNCH_BOUNDS {
                 let Some(d) = entry_directives(ptx, name) else {
-                    // The tensor-core kernels exist from sm_80 on only.
-                    assert!(sm < 80 && name.contains("_tensor_"), "sm_{sm}: no entry {name}");
+                    // The tensor-core and bf16 kernels exist from sm_80 on only.
+                    let late = name.contains("_tensor_") || name.ends_with("_bf16");
+                    assert!(sm < 80 && late, "sm_{sm}: no entry {name}");
                     continue;
                 };
                 let want = format!(".maxntid {threads}, 1, 1\n.minnctapersm {blocks}");

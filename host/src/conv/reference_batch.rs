@@ -3,11 +3,13 @@
 //! [`super::reference::extend`] (`cval` in constant mode), then correlated
 //! plainly in `f64`, with the error bound its GPU counterpart must meet.
 //! Checked against `scipy.ndimage` outputs for `cval`, `origin`, `axis`
-//! and `truncate` (`tests/fixtures/scipy_params.json`).
+//! and `truncate` (`tests/fixtures/scipy_params.json`). [`filter2d`] is
+//! the same for the 2D channels filters ([`super::channels`]).
 
 use rayon::prelude::*;
 
 use super::batch::{Axis, Sample, Shape};
+use super::channels::Image;
 use super::reference::{Checked, extend};
 use super::{Boundary, ConvElem};
 use crate::error::{Error, Result};
@@ -114,6 +116,73 @@ pub fn filter1d<A: ConvElem>(
         }
     }
     Ok(out)
+}
+
+/// The 2D channels filter in `f64` ([`super::channels::Filter2d`]):
+/// `input` laid out as `img` (only its `in_pitch` is used), each channel
+/// correlated with its `mh × mw` taps (`taps` holds one mask, or one per
+/// channel, in correlation order), `left` and `top` taps left of and
+/// above the centre, each axis extended by `mode` (`cval` in constant
+/// mode: a tap outside the image on either axis reads `cval`). The result
+/// is dense, `height × width × channels`, each value with the bound an
+/// accumulation in `A` meets.
+#[allow(clippy::too_many_arguments)]
+pub fn filter2d<A: ConvElem>(
+    input: &[f64],
+    img: Image,
+    taps: &[f64],
+    (mw, mh): (usize, usize),
+    (left, top): (usize, usize),
+    mode: Boundary,
+    cval: f64,
+) -> Result<Vec<Checked>> {
+    let (w, h, ch) = (img.width, img.height, img.channels);
+    let size = mw * mh;
+    if size == 0 || left >= mw || top >= mh || taps.is_empty() || !taps.len().is_multiple_of(size) {
+        return Err(Error::InvalidArgument {
+            op: "reference::filter2d",
+            message: format!("{} taps for {mw} x {mh}, left {left}, top {top}", taps.len()),
+        });
+    }
+    let masks = taps.len() / size;
+    if masks != 1 && masks != ch {
+        return Err(Error::InvalidArgument {
+            op: "reference::filter2d",
+            message: format!("{masks} masks for {ch} channels"),
+        });
+    }
+    // Each axis's positions, extended: the index each ghost reads, or
+    // None (constant mode).
+    let axis = |n: usize, before: usize, after: usize| -> Vec<Option<usize>> {
+        let line: Vec<Option<usize>> = (0..n).map(Some).collect();
+        extend(&line, before, after, mode)
+    };
+    let (xs, ys) = (axis(w, left, mw - 1 - left), axis(h, top, mh - 1 - top));
+    let u = A::UNIT_ROUNDOFF;
+    let bound = |abs: f64| (size as f64 + 1.0) * u * abs * (1.0 + 1e-6) + 4.0 * size as f64 * A::MIN_NORMAL;
+    Ok((0..h)
+        .into_par_iter()
+        .flat_map_iter(|y| {
+            let (xs, ys) = (&xs, &ys);
+            (0..w * ch).map(move |e| {
+                let (x, c) = (e / ch, e % ch);
+                let m = if masks == 1 { &taps[..size] } else { &taps[c * size..(c + 1) * size] };
+                let (mut value, mut abs) = (0.0f64, 0.0f64);
+                for dy in 0..mh {
+                    for dx in 0..mw {
+                        let v = match (ys[y + dy], xs[x + dx]) {
+                            (Some(yy), Some(xx)) => input[yy * img.in_pitch + xx * ch + c],
+                            _ => cval,
+                        };
+                        let p = v * m[dy * mw + dx];
+                        value += p;
+                        abs += p.abs();
+                    }
+                }
+                Checked { value, bound: bound(abs) }
+            })
+        })
+        .collect())
 }
 
 /// Whether `got` is what a kernel may write for `want`: the output rule

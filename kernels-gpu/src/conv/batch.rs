@@ -31,7 +31,17 @@
 //!   [`COLS_ROWS`] rows; each thread slides a window of
 //!   [`COLS_OUTPUTS`] values down its column, one shared load per tap.
 //!
-//! Every kernel takes `(input, output, signals, n, in_pitch, out_pitch,
+//! * `conv2d_chan{1,3,4}_<type>`: 2D filters over images of 1, 3 or 4
+//!   interleaved channels, one `mh × mw` mask per channel or one for all.
+//!   A block of [`CHAN_X`]` × `[`CHAN_Y`] threads loads a tile of pixels
+//!   (with halo) into one shared plane per channel, the threads walking
+//!   the interleaved elements in order; each thread computes
+//!   [`CHAN_OUTPUTS`] rows of one pixel's channels, sliding a window down
+//!   each mask column. They take `(input, output, width, height,
+//!   in_pitch, out_pitch, masks, mask_stride, mw, mh, left_x, left_y,
+//!   mode, cval)`, pitches in elements.
+//!
+//! The 1D kernels take `(input, output, signals, n, in_pitch, out_pitch,
 //! masks, mask_stride, w, left, mode, cval, flags)`: `signals` signals of
 //! `n` samples; consecutive rows `in_pitch` / `out_pitch` elements apart;
 //! signal `s`'s correlation taps at `masks + s · mask_stride` (stride 0:
@@ -65,6 +75,22 @@ pub const COLS_Y: usize = 8;
 pub const COLS_OUTPUTS: usize = 4;
 /// Output rows per tile of the columns kernels.
 pub const COLS_ROWS: usize = COLS_Y * COLS_OUTPUTS;
+
+/// Threads across (pixels) in a block of the 2D channels kernels.
+pub const CHAN_X: usize = 32;
+/// Threads down (rows) in a block of the 2D channels kernels.
+pub const CHAN_Y: usize = 8;
+/// Output rows per thread of the 2D channels kernels.
+pub const CHAN_OUTPUTS: usize = 4;
+/// Output rows per tile of the 2D channels kernels.
+pub const CHAN_ROWS: usize = CHAN_Y * CHAN_OUTPUTS;
+
+/// Shared-memory elements (of the accumulation type) of a 2D channels
+/// kernel: a plane of `(CHAN_X + mw − 1) × (CHAN_ROWS + mh)` pixels per
+/// channel, then every channel's `mw × mh` taps.
+pub const fn chan_shared_elems(channels: usize, mw: usize, mh: usize) -> usize {
+    channels * (CHAN_X + mw - 1) * (CHAN_ROWS + mh) + channels * mw * mh
+}
 
 /// `flags` bit: vector loads and stores are allowed (see the module docs).
 pub const FLAG_VECTOR: u32 = 1;
@@ -131,7 +157,10 @@ pub struct Bf16(pub u16);
 mod kernels {
     #[cfg(target_feature = "sm_80")]
     use super::Bf16;
-    use super::{COLS_OUTPUTS, COLS_ROWS, COLS_X, COLS_Y, F16, FLAG_VECTOR, ROWS_OUTPUTS};
+    use super::{
+        CHAN_OUTPUTS, CHAN_ROWS, CHAN_X, CHAN_Y, COLS_OUTPUTS, COLS_ROWS, COLS_X, COLS_Y, F16, FLAG_VECTOR,
+        ROWS_OUTPUTS,
+    };
     use crate::conv::boundary::map_index;
     use crate::conv::elem::{ConvElem, unroll};
     use crate::dev::index::{block_dim_x, block_idx_x, grid_dim_x, thread_idx_x, thread_idx_y};
@@ -747,6 +776,227 @@ mod kernels {
         }
     }
 
+    /// The arguments of the 2D channels kernels (see the module docs).
+    #[derive(Clone, Copy)]
+    pub(super) struct Args2<S: Storage> {
+        pub input: *const S,
+        pub output: *mut S,
+        pub width: usize,
+        pub height: usize,
+        pub in_pitch: usize,
+        pub out_pitch: usize,
+        pub masks: *const S::Acc,
+        pub mask_stride: usize,
+        pub mw: usize,
+        pub mh: usize,
+        pub left_x: usize,
+        pub left_y: usize,
+        pub mode: u32,
+        pub cval: S::Acc,
+    }
+
+    /// The 2D kernels over `C` interleaved channels: see the module docs.
+    /// Each output's sum runs over the mask's columns, and down each
+    /// column.
+    ///
+    /// # Safety
+    /// The arguments as the module docs give; blocks of [`CHAN_X`]` × `
+    /// [`CHAN_Y`] threads; dynamic shared memory of
+    /// [`super::chan_shared_elems`] elements of `S::Acc`.
+    #[inline(always)]
+    pub(super) unsafe fn chan<S: Storage, const C: usize>(a: Args2<S>) {
+        const R: usize = CHAN_OUTPUTS;
+        let (tx, ty) = (thread_idx_x() as usize, thread_idx_y() as usize);
+        let threads = (CHAN_X * CHAN_Y) as u32;
+        let t = (ty * CHAN_X + tx) as u32;
+        let (mw, mh, width, height) = (a.mw, a.mh, a.width, a.height);
+        let tw = CHAN_X + mw - 1;
+        let th = CHAN_ROWS + mh;
+        let plane = tw * th;
+        // SAFETY: the host sizes the dynamic window (chan_shared_elems).
+        let s: Shared<S::Acc> = unsafe { dynamic() };
+        let taps_at = C * plane;
+        let taps_n = mw * mh;
+        // Every channel's taps, once per block (stride 0: one mask for
+        // all channels).
+        let mut k = t as usize;
+        while k < C * taps_n {
+            let c = k / taps_n;
+            // SAFETY: the host passes C masks mask_stride apart (or one).
+            unsafe { s.write(taps_at + k, *a.masks.add(c * a.mask_stride + (k - c * taps_n))) };
+            k += threads as usize;
+        }
+        let tiles_x = width.div_ceil(CHAN_X);
+        let total = tiles_x * height.div_ceil(CHAN_ROWS);
+        let grid = grid_dim_x() as usize;
+        let (skip_y, skip_x) = (grid / tiles_x, grid % tiles_x);
+        let mut b = block_idx_x() as usize;
+        let (mut bx, mut by) = (b % tiles_x, b / tiles_x);
+        let row_elems = (tw * C) as u32;
+        let count = th as u32 * row_elems;
+        while b < total {
+            let (x0, y0) = (bx * CHAN_X, by * CHAN_ROWS);
+            let ox = x0 as isize - a.left_x as isize;
+            let oy = y0 as isize - a.left_y as isize;
+            let inside = ox >= 0 && oy >= 0 && ox as usize + tw <= width && oy as usize + th <= height;
+            // The tile's pixels, channel by channel into planes; the
+            // threads walk the interleaved elements in order, LOADS of
+            // them at a time: all their loads issue before the first
+            // store, so a tile waits out a few load latencies, not one per
+            // element.
+            const LOADS: usize = 8;
+            let mut i = t;
+            // Element i of the tile: its plane position and its row and
+            // interleaved offset in the tile.
+            let place = |i: u32| {
+                let r = i / row_elems;
+                let e = i - r * row_elems;
+                let px = e / C as u32;
+                let c = (e - px * C as u32) as usize;
+                (c * plane + r as usize * tw + px as usize, r as usize, e as usize, px as usize, c)
+            };
+            if inside {
+                // SAFETY: the tile lies inside the image (`inside`).
+                let corner = unsafe { a.input.add(oy as usize * a.in_pitch + ox as usize * C) };
+                while i < count {
+                    let mut v = [S::Acc::ZERO; LOADS];
+                    let mut at = [0usize; LOADS];
+                    unroll!(const J in [0, 1, 2, 3, 4, 5, 6, 7] below LOADS => {
+                        let ii = i + J as u32 * threads;
+                        if ii < count {
+                            let (p, r, e, _, _) = place(ii);
+                            at[J] = p;
+                            // SAFETY: row r, element e of the tile, inside the image.
+                            v[J] = unsafe { (*corner.add(r * a.in_pitch + e)).widen() };
+                        }
+                    });
+                    unroll!(const J in [0, 1, 2, 3, 4, 5, 6, 7] below LOADS => {
+                        if i + J as u32 * threads < count {
+                            // SAFETY: at[J] lies in plane c (c < C, r < th, px < tw).
+                            unsafe { s.write(at[J], v[J]) };
+                        }
+                    });
+                    i += LOADS as u32 * threads;
+                }
+            } else {
+                while i < count {
+                    let (p, r, _, px, c) = place(i);
+                    let yy = map_index(oy + r as isize, height as isize, a.mode);
+                    let xx = map_index(ox + px as isize, width as isize, a.mode);
+                    let v = match (yy, xx) {
+                        // SAFETY: map_index returns indices inside the image.
+                        (Some(y), Some(x)) => unsafe { (*a.input.add(y * a.in_pitch + x * C + c)).widen() },
+                        _ => a.cval,
+                    };
+                    // SAFETY: p lies in plane c.
+                    unsafe { s.write(p, v) };
+                    i += threads;
+                }
+            }
+            // SAFETY: reached by every thread (block-uniform loop).
+            unsafe { sync_threads() };
+            let x = x0 + tx;
+            if x < width {
+                for c in 0..C {
+                    let mut acc = [S::Acc::ZERO; R];
+                    let taps = taps_at + c * taps_n;
+                    for dx in 0..mw as u32 {
+                        let dx = dx as usize;
+                        let base = c * plane + ty * R * tw + tx + dx;
+                        // SAFETY: every index lies in plane c: rows
+                        // ty·R + dy + R ≤ CHAN_ROWS + mh = th.
+                        unsafe {
+                            let mut win =
+                                [s.read(base), s.read(base + tw), s.read(base + 2 * tw), s.read(base + 3 * tw)];
+                            for dy in 0..mh as u32 {
+                                let dy = dy as usize;
+                                let tap = s.read(taps + dy * mw + dx);
+                                for r in 0..R {
+                                    acc[r] = S::Acc::fma(win[r], tap, acc[r]);
+                                }
+                                win = [win[1], win[2], win[3], s.read(base + (dy + R) * tw)];
+                            }
+                        }
+                    }
+                    for (r, &v) in acc.iter().enumerate() {
+                        let y = y0 + ty * R + r;
+                        if y < height {
+                            // SAFETY: (y, x) lies inside the image.
+                            unsafe { *a.output.add(y * a.out_pitch + x * C + c) = S::narrow(v) };
+                        }
+                    }
+                }
+            }
+            // SAFETY: as above; the next tile overwrites the planes.
+            unsafe { sync_threads() };
+            b += grid;
+            (bx, by) = (bx + skip_x, by + skip_y);
+            if bx >= tiles_x {
+                bx -= tiles_x;
+                by += 1;
+            }
+        }
+    }
+
+    macro_rules! chan_kernel {
+        ($name:ident, $s:ty, $acc:ty, $c:literal) => {
+            /// See the module documentation (`conv::batch`).
+            ///
+            /// # Safety
+            /// As the module documentation gives.
+            #[unsafe(no_mangle)]
+            pub unsafe extern "ptx-kernel" fn $name(
+                input: *const $s,
+                output: *mut $s,
+                width: usize,
+                height: usize,
+                in_pitch: usize,
+                out_pitch: usize,
+                masks: *const $acc,
+                mask_stride: usize,
+                mw: u32,
+                mh: u32,
+                left_x: u32,
+                left_y: u32,
+                mode: u32,
+                cval: $acc,
+            ) {
+                let a = Args2::<$s> {
+                    input,
+                    output,
+                    width,
+                    height,
+                    in_pitch,
+                    out_pitch,
+                    masks,
+                    mask_stride,
+                    mw: mw as usize,
+                    mh: mh as usize,
+                    left_x: left_x as usize,
+                    left_y: left_y as usize,
+                    mode,
+                    cval,
+                };
+                // SAFETY: same contract.
+                unsafe { chan::<$s, $c>(a) }
+            }
+        };
+    }
+
+    macro_rules! chan_family {
+        ($s:ty, $acc:ty, $one:ident, $three:ident, $four:ident) => {
+            chan_kernel!($one, $s, $acc, 1);
+            chan_kernel!($three, $s, $acc, 3);
+            chan_kernel!($four, $s, $acc, 4);
+        };
+    }
+
+    chan_family!(f32, f32, conv2d_chan1_f32, conv2d_chan3_f32, conv2d_chan4_f32);
+    chan_family!(f64, f64, conv2d_chan1_f64, conv2d_chan3_f64, conv2d_chan4_f64);
+    chan_family!(F16, f32, conv2d_chan1_f16, conv2d_chan3_f16, conv2d_chan4_f16);
+    chan_family!(u8, f32, conv2d_chan1_u8, conv2d_chan3_u8, conv2d_chan4_u8);
+    chan_family!(u16, f32, conv2d_chan1_u16, conv2d_chan3_u16, conv2d_chan4_u16);
+
     macro_rules! batch_kernel {
         ($name:ident, $s:ty, $acc:ty, $algo:ident $(::<$ch:literal>)?) => {
             /// See the module documentation (`conv::batch`).
@@ -849,6 +1099,7 @@ mod kernels {
     #[cfg(target_feature = "sm_80")]
     mod bf16_kernels {
         use super::*;
+        chan_family!(Bf16, f32, conv2d_chan1_bf16, conv2d_chan3_bf16, conv2d_chan4_bf16);
         batch_family!(
             Bf16,
             f32,

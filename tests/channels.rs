@@ -1,0 +1,259 @@
+//! The 2D filters over interleaved channels (`conv::channels::Filter2d`):
+//! every storage type, 1, 3 and 4 channels, one mask or one per channel,
+//! every boundary mode with `cval`, per-axis origins at both ends of
+//! scipy's range, odd and even mask sizes, dense and pitched images of odd
+//! sizes; the typed errors; threads on their own streams.
+//!
+//! Each result is checked against the rayon reference
+//! (`conv::reference_batch::filter2d`, f64 with the bound of an
+//! accumulation in the data's type) through the output rule. Inputs are
+//! fresh random values; outputs (and the gaps between pitched rows) are
+//! poisoned first and the gaps must stay poisoned.
+
+mod common;
+
+use coalesce::conv::batch::Sample;
+use coalesce::conv::channels::{Filter2d, Image};
+use coalesce::conv::reference_batch::{filter2d, sample_matches};
+use coalesce::conv::{Boundary, ConvElem, ConvOp};
+use coalesce::half::{bf16, f16};
+use coalesce::{Error, Gpu};
+use rand::Rng;
+use rand::rngs::StdRng;
+
+fn sample<S: Sample>(rng: &mut StdRng) -> S {
+    match S::NAME {
+        "u8" => S::from_f64(rng.random_range(0..=255u32) as f64),
+        "u16" => S::from_f64(rng.random_range(0..=65535u32) as f64),
+        _ => S::from_f64(rng.random_range(-8.0f64..8.0)),
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Case {
+    img: Image,
+    mw: usize,
+    mh: usize,
+    per_channel: bool,
+    op: ConvOp,
+    mode: Boundary,
+    cval: f64,
+    origin: (isize, isize),
+}
+
+fn run_case<S: Sample>(gpu: &Gpu, rng: &mut StdRng, seed: u64, case: Case) {
+    let Case { img, mw, mh, per_channel, op, mode, cval, origin } = case;
+    let what = format!("{} {case:?} (seed {seed})", S::NAME);
+    let count = if per_channel { img.channels } else { 1 };
+    let scale = 1.0 / (mw * mh) as f64;
+    let masks: Vec<S::Acc> =
+        (0..count * mw * mh).map(|_| S::Acc::from_f64(rng.random_range(-1.0f64..2.0) * scale)).collect();
+    let filter = if per_channel {
+        Filter2d::<S>::per_channel(gpu, &masks, mw, mh, op, mode)
+    } else {
+        Filter2d::<S>::new(gpu, &masks, mw, mh, op, mode)
+    }
+    .and_then(|f| f.with_cval(cval).with_origin(origin.0, origin.1))
+    .unwrap_or_else(|e| panic!("{what}: {e}"));
+    let row = img.width * img.channels;
+    let in_len = (img.height - 1) * img.in_pitch + row;
+    let out_len = (img.height - 1) * img.out_pitch + row;
+    let input: Vec<S> = (0..in_len).map(|_| sample(rng)).collect();
+    let d_in = gpu.upload(&input).unwrap();
+    let mut d_out = gpu.alloc_zeroed::<S>(out_len + 3).unwrap();
+    d_out.fill_bytes(common::POISON).unwrap();
+    let plan = filter
+        .run(&d_in.as_view(), &mut d_out.view_mut(0..out_len).unwrap(), img)
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    let got = d_out.to_vec().unwrap();
+    let values: Vec<f64> = input.iter().map(|v| v.to_f64()).collect();
+    let taps: Vec<f64> = filter.taps().iter().map(|t| t.to_f64()).collect();
+    let want = filter2d::<S::Acc>(&values, img, &taps, (mw, mh), filter.left(), mode, cval).unwrap();
+    let mut bad = Vec::new();
+    for y in 0..img.height {
+        for e in 0..row {
+            let (g, w) = (got[y * img.out_pitch + e], want[y * row + e]);
+            if !sample_matches(g, &w) {
+                bad.push((y, e / img.channels, e % img.channels, g.to_f64(), w));
+            }
+        }
+    }
+    if let Some((y, x, c, g, w)) = bad.first() {
+        panic!(
+            "{what} ({}): {} wrong of {}; first at (y {y}, x {x}, c {c}): got {g}, want {} ± {}",
+            plan.kernel,
+            bad.len(),
+            img.height * row,
+            w.value,
+            w.bound
+        );
+    }
+    let bytes = bytemuck::cast_slice::<S, u8>(&got);
+    let size = std::mem::size_of::<S>();
+    for (k, chunk) in bytes.chunks(size).enumerate() {
+        let inside = k < out_len && k % img.out_pitch < row;
+        assert!(
+            inside || chunk.iter().all(|&b| b == common::POISON),
+            "{what}: element {k} outside the image was written"
+        );
+    }
+}
+
+fn spread<S: Sample>(gpu: &Gpu) {
+    let (mut rng, seed) = common::rng();
+    let masks = [(1, 1), (3, 3), (5, 5), (4, 2), (7, 3), (2, 6)];
+    let mut k = 0usize;
+    for channels in [1, 3, 4] {
+        let images = [
+            Image::new(1, 1, channels).unwrap(),
+            Image::new(37, 5, channels).unwrap(),
+            Image::new(70, 33, channels).unwrap(),
+            Image::new(33, 40, channels).unwrap().with_pitches(33 * channels + 5, 33 * channels + 2),
+        ];
+        for img in images {
+            for &(mw, mh) in &masks {
+                k += 1;
+                let ends = |w: usize, which: usize| match which % 3 {
+                    0 => 0,
+                    1 => -((w / 2) as isize),
+                    _ => ((w - 1) / 2) as isize,
+                };
+                let case = Case {
+                    img,
+                    mw,
+                    mh,
+                    per_channel: k % 2 == 1,
+                    op: ConvOp::ALL[(k / 2) % 2],
+                    mode: Boundary::ALL[k % 5],
+                    cval: if k.is_multiple_of(3) { 2.5 } else { -1.25 },
+                    origin: (ends(mh, k), ends(mw, k + 1)),
+                };
+                run_case::<S>(gpu, &mut rng, seed, case);
+            }
+        }
+    }
+}
+
+#[test]
+fn f32_channels_modes_masks_and_layouts() {
+    let gpu = gpu_or_skip!();
+    spread::<f32>(&gpu);
+}
+
+#[test]
+fn f64_channels_modes_masks_and_layouts() {
+    let gpu = gpu_or_skip!();
+    spread::<f64>(&gpu);
+}
+
+#[test]
+fn f16_channels_modes_masks_and_layouts() {
+    let gpu = gpu_or_skip!();
+    spread::<f16>(&gpu);
+}
+
+#[test]
+fn bf16_channels_modes_masks_and_layouts() {
+    let gpu = gpu_or_skip!();
+    if gpu.info().cc_major < 8 {
+        let f = Filter2d::<bf16>::new(&gpu, &[1.0f32], 1, 1, ConvOp::Correlate, Boundary::Zero).unwrap();
+        assert!(matches!(f.plan(Image::new(4, 4, 3).unwrap()), Err(Error::Unsupported { .. })));
+        return;
+    }
+    spread::<bf16>(&gpu);
+}
+
+#[test]
+fn u8_channels_modes_masks_and_layouts() {
+    let gpu = gpu_or_skip!();
+    spread::<u8>(&gpu);
+}
+
+#[test]
+fn u16_channels_modes_masks_and_layouts() {
+    let gpu = gpu_or_skip!();
+    spread::<u16>(&gpu);
+}
+
+/// An RGB image larger than one tile in both directions and a 5×5 box,
+/// the benchmark's case at a test's size; and four threads on their own
+/// streams.
+#[test]
+fn rgb_box_and_threads() {
+    let gpu = gpu_or_skip!();
+    let (mut rng, seed) = common::rng();
+    let case = Case {
+        img: Image::new(517, 301, 3).unwrap(),
+        mw: 5,
+        mh: 5,
+        per_channel: false,
+        op: ConvOp::Correlate,
+        mode: Boundary::Reflect,
+        cval: 0.0,
+        origin: (0, 0),
+    };
+    run_case::<u8>(&gpu, &mut rng, seed, case);
+    std::thread::scope(|s| {
+        for t in 0..4usize {
+            let gpu = gpu.clone();
+            s.spawn(move || {
+                let g = gpu.on(&gpu.new_stream().unwrap()).unwrap();
+                let (mut rng, seed) = common::rng();
+                for k in 0..4usize {
+                    let case = Case {
+                        img: Image::new(60 + 7 * t, 45 + k, [1, 3, 4][(t + k) % 3]).unwrap(),
+                        mw: 3 + 2 * (k % 2),
+                        mh: 3,
+                        per_channel: k % 2 == 0,
+                        op: ConvOp::ALL[k % 2],
+                        mode: Boundary::ALL[(t + k) % 5],
+                        cval: 1.5,
+                        origin: (0, 0),
+                    };
+                    match t {
+                        0 => run_case::<u8>(&g, &mut rng, seed, case),
+                        1 => run_case::<f32>(&g, &mut rng, seed, case),
+                        2 => run_case::<u16>(&g, &mut rng, seed, case),
+                        _ => run_case::<f64>(&g, &mut rng, seed, case),
+                    }
+                }
+            });
+        }
+    });
+}
+
+/// Bad input gets a typed error naming the rule.
+#[test]
+fn bad_input_is_a_typed_error() {
+    // No GPU needed: the channel rule.
+    for c in [0, 2, 5] {
+        let err = Image::new(4, 4, c).unwrap_err();
+        assert!(matches!(&err, Error::InvalidArgument { message, .. } if message.contains("1 (gray), 3 (RGB) or 4")));
+    }
+    let gpu = gpu_or_skip!();
+    // A mask type that does not match the data.
+    let err = Filter2d::<u8>::new(&gpu, &[1.0f64; 9], 3, 3, ConvOp::Correlate, Boundary::Zero).unwrap_err();
+    assert!(matches!(&err, Error::InvalidArgument { message, .. } if message.contains("f32 taps")), "{err}");
+    // Per-channel masks whose count differs from the channels.
+    let f = Filter2d::<u8>::per_channel(&gpu, &[0.1f32; 18], 3, 3, ConvOp::Correlate, Boundary::Zero).unwrap();
+    let d_in = gpu.upload(&[7u8; 48]).unwrap();
+    let mut d_out = gpu.alloc_zeroed::<u8>(48).unwrap();
+    let err = f.run(&d_in.as_view(), &mut d_out.as_view_mut(), Image::new(4, 4, 3).unwrap()).unwrap_err();
+    assert!(
+        matches!(&err, Error::InvalidArgument { message, .. } if message.contains("2 masks for 3 channels")),
+        "{err}"
+    );
+    // Origins out of range, per axis.
+    let f = Filter2d::<u8>::new(&gpu, &[0.1f32; 6], 3, 2, ConvOp::Correlate, Boundary::Zero).unwrap();
+    assert!(f.clone().with_origin(0, 2).is_err());
+    assert!(f.clone().with_origin(1, 0).is_err());
+    assert!(f.clone().with_origin(-1, -1).is_ok());
+    // Short buffers and pitches below a row.
+    let err = f.run(&d_in.as_view(), &mut d_out.as_view_mut(), Image::new(5, 4, 3).unwrap()).unwrap_err();
+    assert!(matches!(err, Error::LengthMismatch { .. }), "{err}");
+    let img = Image::new(4, 4, 3).unwrap().with_pitches(11, 12);
+    assert!(matches!(f.run(&d_in.as_view(), &mut d_out.as_view_mut(), img), Err(Error::InvalidArgument { .. })));
+    // More than four masks, or a mask that does not fill its size.
+    assert!(Filter2d::<u8>::per_channel(&gpu, &[0.1f32; 45], 3, 3, ConvOp::Correlate, Boundary::Zero).is_err());
+    assert!(Filter2d::<u8>::new(&gpu, &[0.1f32; 8], 3, 3, ConvOp::Correlate, Boundary::Zero).is_err());
+}
