@@ -285,7 +285,10 @@ struct ConvArgs {
     /// Storage types of the batched workloads (f32, f64, f16, bf16, u8, u16).
     #[arg(long, value_delimiter = ',', default_value = "f32,bf16")]
     dtype: Vec<String>,
-    /// Only the batched workloads (implies --batch default when --batch is not given).
+    /// 2D images of interleaved channels (1, 3, 4), comma-separated: a 4096x4096 image, 5x5 box, per --dtype.
+    #[arg(long, value_delimiter = ',')]
+    channels: Option<Vec<usize>>,
+    /// Only the batched and channels workloads (implies --batch default and --channels 3 when not given).
     #[arg(long, conflicts_with_all = ["only_1d", "only_2d"])]
     only_batch: bool,
     /// Seed of the random input and masks.
@@ -316,6 +319,25 @@ fn batch_workloads(args: &ConvArgs) -> Result<Vec<conv_batch::Workload>, BenchEr
         }
     }
     Ok(out)
+}
+
+/// `--channels`' workloads (3 with `--only-batch` alone).
+fn channel_workloads(args: &ConvArgs) -> Result<Vec<conv_batch::ChannelWorkload>, BenchError> {
+    let counts = match &args.channels {
+        Some(c) => c.clone(),
+        None if args.only_batch => vec![3],
+        None => return Ok(Vec::new()),
+    };
+    counts
+        .into_iter()
+        .map(|channels| {
+            if coalesce::conv::channels::CHANNELS.contains(&channels) {
+                Ok(conv_batch::ChannelWorkload { channels, ..conv_batch::ChannelWorkload::DEFAULT })
+            } else {
+                Err(BenchError::Options(format!("--channels {channels}: images have 1, 3 or 4 channels")))
+            }
+        })
+        .collect()
 }
 
 fn conv_bench(gpu: &Gpu, args: &ConvArgs) -> Result<(), BenchError> {
@@ -359,6 +381,7 @@ fn conv_bench(gpu: &Gpu, args: &ConvArgs) -> Result<(), BenchError> {
         skip_1d: args.only_2d || args.only_batch,
         batches: batch_workloads(args)?,
         dtypes: args.dtype.clone(),
+        channels: channel_workloads(args)?,
     };
     conv::run(gpu, &opts).map(|_| ())
 }

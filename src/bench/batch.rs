@@ -8,6 +8,10 @@
 //! * **Verification**: before timing, the first and last rows and three
 //!   random ones are checked in full against the rayon reference through
 //!   the output rule, and every output for leftover poison.
+//!
+//! The channels part (`--channels`) runs the 2D filter over square images
+//! of interleaved channels (`conv::channels::Filter2d`), a box mask, per
+//! storage type: torch's `u8` RGB 5×5 box (to f32 and back) is its peer.
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -19,12 +23,15 @@ use super::report::Table;
 use super::{BenchError, BenchResult};
 use crate::Gpu;
 use crate::conv::batch::{Axis, Filter1d, Sample, Shape};
-use crate::conv::reference_batch::{filter1d, first_mismatch};
+use crate::conv::channels::{Filter2d, Image};
+use crate::conv::reference_batch::{filter1d, filter2d, first_mismatch};
 use crate::conv::{Boundary, ConvElem, ConvOp};
 use crate::half::{bf16, f16};
 
 /// Goal: a depthwise workload's share of the floor.
 pub const GOAL_BATCH: f64 = 0.85;
+/// Goal: the `u8` RGB 4096² 5×5 filter's share of the floor.
+pub const GOAL_CHANNELS: f64 = 0.80;
 
 /// One batched workload: `rows` signals of `len` samples, `w`-tap masks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -237,6 +244,169 @@ pub fn goals(rows: &[RowBatch]) -> Vec<Verdict> {
         }
     }
     out
+}
+
+/// One 2D channels workload: a `side × side` image of `channels`
+/// interleaved channels, a `mask × mask` box.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct ChannelWorkload {
+    /// Image side, pixels.
+    pub side: usize,
+    /// Interleaved channels (1, 3 or 4).
+    pub channels: usize,
+    /// Mask side.
+    pub mask: usize,
+}
+
+impl ChannelWorkload {
+    /// The workload: `u8` RGB 4096², 5×5.
+    pub const DEFAULT: ChannelWorkload = ChannelWorkload { side: 4096, channels: 3, mask: 5 };
+
+    fn label(&self) -> String {
+        format!("{0}x{0}x{1} {2}x{2}", self.side, self.channels, self.mask)
+    }
+}
+
+/// One measured channels workload.
+#[derive(Clone, Debug, Serialize)]
+pub struct RowChannels {
+    /// Storage type.
+    pub dtype: &'static str,
+    /// The workload.
+    pub workload: ChannelWorkload,
+    /// The kernel that ran.
+    pub kernel: &'static str,
+    /// Timing.
+    pub stats: Stats,
+    /// GB/s (bytes read + written).
+    pub gbps: f64,
+    /// Floor time / kernel time.
+    pub of_floor: f64,
+}
+
+/// Runs every channels workload for every type (bf16 skipped below sm_80).
+pub fn run_channels(
+    gpu: &Gpu,
+    workloads: &[ChannelWorkload],
+    dtypes: &[String],
+    mode: Boundary,
+    dtod: &DtodReference,
+    settings: &Settings,
+    seed: u64,
+) -> BenchResult<Vec<RowChannels>> {
+    let mut rows = Vec::new();
+    let mut rng = StdRng::seed_from_u64(seed ^ 0xc4a7);
+    for dtype in dtypes {
+        for &wl in workloads {
+            let row = match dtype.as_str() {
+                "f32" => measure_channels::<f32>(gpu, wl, mode, dtod, settings, &mut rng),
+                "f64" => measure_channels::<f64>(gpu, wl, mode, dtod, settings, &mut rng),
+                "f16" => measure_channels::<f16>(gpu, wl, mode, dtod, settings, &mut rng),
+                "bf16" => measure_channels::<bf16>(gpu, wl, mode, dtod, settings, &mut rng),
+                "u8" => measure_channels::<u8>(gpu, wl, mode, dtod, settings, &mut rng),
+                "u16" => measure_channels::<u16>(gpu, wl, mode, dtod, settings, &mut rng),
+                other => {
+                    return Err(BenchError::Options(format!("unknown dtype `{other}` ({})", DTYPES.join(", "))));
+                }
+            };
+            match row {
+                Ok(r) => rows.push(r),
+                Err(BenchError::Gpu(e)) if matches!(*e, crate::Error::Unsupported { .. }) => {
+                    println!("conv: channels {dtype} {}: skipped: {e}", wl.label());
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    if !rows.is_empty() {
+        let mut t = Table::new(["dtype", "image, mask", "kernel", "ms", "GB/s", "% of floor"]);
+        for r in &rows {
+            t.row([
+                r.dtype.to_string(),
+                r.workload.label(),
+                r.kernel.to_string(),
+                format!("{:.4}", r.stats.median_ms),
+                format!("{:.0}", r.gbps),
+                format!("{:.1}%", r.of_floor * 100.0),
+            ]);
+        }
+        println!("{}", t.render());
+    }
+    Ok(rows)
+}
+
+fn measure_channels<S: Sample>(
+    gpu: &Gpu,
+    wl: ChannelWorkload,
+    mode: Boundary,
+    dtod: &DtodReference,
+    settings: &Settings,
+    rng: &mut StdRng,
+) -> BenchResult<RowChannels> {
+    let ChannelWorkload { side, channels, mask } = wl;
+    let taps = vec![S::Acc::from_f64(1.0 / (mask * mask) as f64); mask * mask];
+    let filter = Filter2d::<S>::new(gpu, &taps, mask, mask, ConvOp::Correlate, mode)?;
+    let img = Image::new(side, side, channels)?;
+    filter.plan(img)?;
+    let total = side * side * channels;
+    let host: Vec<S> = (0..total)
+        .map(|_| match S::NAME {
+            "u8" => S::from_f64(rng.random_range(0..=255u32) as f64),
+            "u16" => S::from_f64(rng.random_range(0..=65535u32) as f64),
+            _ => S::from_f64(rng.random_range(-4.0f64..4.0)),
+        })
+        .collect();
+    let input = gpu.upload(&host)?;
+    let mut output = gpu.alloc_zeroed::<S>(total)?;
+    output.fill_bytes(POISON)?;
+    let plan = filter.run(&input.as_view(), &mut output.as_view_mut(), img)?;
+    let got = output.to_vec()?;
+    // The first rows, the last rows, and a band in the middle.
+    let values: Vec<f64> = host.iter().map(|v| v.to_f64()).collect();
+    let want = filter2d::<S::Acc>(
+        &values,
+        img,
+        &filter.taps().iter().map(|t| t.to_f64()).collect::<Vec<_>>(),
+        (mask, mask),
+        filter.left(),
+        mode,
+        0.0,
+    )?;
+    if let Some((i, g, c)) = first_mismatch(&got, &want) {
+        let row = side * channels;
+        return Err(BenchError::Verification {
+            suite: "conv",
+            message: format!(
+                "channels {} {}: pixel ({}, {}) channel {}: got {g}, want {} ± {}",
+                S::NAME,
+                wl.label(),
+                i / row,
+                (i % row) / channels,
+                i % channels,
+                c.value,
+                c.bound
+            ),
+        });
+    }
+    let bytes = (2 * total * std::mem::size_of::<S>()) as f64;
+    let stats =
+        harness::measure(gpu, settings, |_| filter.run(&input.as_view(), &mut output.as_view_mut(), img).map(|_| ()))?;
+    let gbps = harness::gbps(bytes, stats.median_ms);
+    Ok(RowChannels { dtype: S::NAME, workload: wl, kernel: plan.kernel, stats, gbps, of_floor: gbps / dtod.gbps })
+}
+
+/// The goal verdict: `u8` RGB 4096² 5×5 ≥ [`GOAL_CHANNELS`] of the floor.
+pub fn goals_channels(rows: &[RowChannels]) -> Vec<Verdict> {
+    let wl = ChannelWorkload::DEFAULT;
+    let goal = format!("u8 RGB {} >= {:.0}% of floor", wl.label(), GOAL_CHANNELS * 100.0);
+    vec![match rows.iter().find(|r| r.dtype == "u8" && r.workload == wl) {
+        Some(r) => Verdict {
+            goal,
+            status: if r.of_floor >= GOAL_CHANNELS { "MET" } else { "NOT MET" },
+            detail: format!("{:.1}% ({:.4} ms, {})", r.of_floor * 100.0, r.stats.median_ms, r.kernel),
+        },
+        None => Verdict { goal, status: "NOT EVALUATED", detail: "not run".into() },
+    }]
 }
 
 #[cfg(test)]

@@ -100,8 +100,11 @@ pub struct ConvOptions {
     pub skip_1d: bool,
     /// Batched (depthwise) workloads ([`super::batch`]); empty skips them.
     pub batches: Vec<super::batch::Workload>,
-    /// Storage types of the batched workloads.
+    /// Storage types of the batched and channels workloads.
     pub dtypes: Vec<String>,
+    /// 2D channels workloads ([`super::batch::run_channels`]); empty skips
+    /// them.
+    pub channels: Vec<super::batch::ChannelWorkload>,
 }
 
 impl Default for ConvOptions {
@@ -122,6 +125,7 @@ impl Default for ConvOptions {
             skip_1d: false,
             batches: Vec::new(),
             dtypes: vec!["f32".into(), "bf16".into()],
+            channels: Vec::new(),
         }
     }
 }
@@ -248,6 +252,8 @@ pub struct ConvReport {
     pub rows_2d: Vec<Row2d>,
     /// Batched (depthwise) rows.
     pub rows_batch: Vec<super::batch::RowBatch>,
+    /// 2D channels rows.
+    pub rows_channels: Vec<super::batch::RowChannels>,
     /// Goal verdicts.
     pub goals: Vec<Verdict>,
 }
@@ -335,6 +341,14 @@ pub fn run(gpu: &Gpu, opts: &ConvOptions) -> BenchResult<ConvReport> {
     if !opts.batches.is_empty() {
         goals.extend(super::batch::goals(&rows_batch));
     }
+    let rows_channels = if opts.channels.is_empty() {
+        Vec::new()
+    } else {
+        super::batch::run_channels(gpu, &opts.channels, &opts.dtypes, opts.mode, &dtod, &opts.settings, opts.seed)?
+    };
+    if !opts.channels.is_empty() {
+        goals.extend(super::batch::goals_channels(&rows_channels));
+    }
     let report = ConvReport {
         device,
         peaks,
@@ -346,6 +360,7 @@ pub fn run(gpu: &Gpu, opts: &ConvOptions) -> BenchResult<ConvReport> {
         rows_1d: rows,
         rows_2d,
         rows_batch,
+        rows_channels,
         goals,
     };
     if !report.rows_1d.is_empty() {
