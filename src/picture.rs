@@ -120,6 +120,29 @@ pub fn read_png(path: &Path) -> Result<Picture, PictureError> {
     Ok(Picture { width: w, height: h, channels })
 }
 
+impl Picture {
+    /// The pixels as interleaved 8-bit samples (`channels` per pixel),
+    /// each value in `[0, 1]` scaled to `0..=255` and rounded.
+    pub fn to_interleaved_u8(&self) -> Vec<u8> {
+        let n = self.channels.len();
+        let mut data = vec![0u8; self.width * self.height * n];
+        for (c, ch) in self.channels.iter().enumerate() {
+            for (i, v) in ch.iter().enumerate() {
+                data[i * n + c] = (v.clamp(0.0, 1.0) * 255.0).round() as u8;
+            }
+        }
+        data
+    }
+
+    /// A picture from interleaved 8-bit samples (`channels` per pixel).
+    pub fn from_interleaved_u8(width: usize, height: usize, channels: usize, data: &[u8]) -> Picture {
+        let planes = (0..channels)
+            .map(|c| (0..width * height).map(|i| data[i * channels + c] as f32 / 255.0).collect())
+            .collect();
+        Picture { width, height, channels: planes }
+    }
+}
+
 /// Writes `p` as an 8-bit grayscale (one channel) or RGB (three) PNG,
 /// values clamped to `[0, 1]`.
 pub fn write_png(path: &Path, p: &Picture) -> Result<(), PictureError> {
