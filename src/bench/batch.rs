@@ -78,13 +78,13 @@ impl Workload {
 /// The storage types `--dtype` names.
 pub const DTYPES: [&str; 6] = ["f32", "f64", "f16", "bf16", "u8", "u16"];
 
-/// One measured batched workload.
+/// One measured workload (`W`: [`Workload`] or [`ChannelWorkload`]).
 #[derive(Clone, Debug, Serialize)]
-pub struct RowBatch {
+pub struct Row<W> {
     /// Storage type.
     pub dtype: &'static str,
     /// The workload.
-    pub workload: Workload,
+    pub workload: W,
     /// The kernel that ran.
     pub kernel: &'static str,
     /// Timing.
@@ -93,6 +93,27 @@ pub struct RowBatch {
     pub gbps: f64,
     /// Floor time / kernel time.
     pub of_floor: f64,
+}
+
+/// One measured batched workload.
+pub type RowBatch = Row<Workload>;
+/// One measured channels workload.
+pub type RowChannels = Row<ChannelWorkload>;
+
+/// The rows as a table (`what`: the workload column's title).
+fn table<W>(rows: &[Row<W>], what: &str, label: impl Fn(&W) -> String) -> Table {
+    let mut t = Table::new(["dtype", what, "kernel", "ms", "GB/s", "% of floor"]);
+    for r in rows {
+        t.row([
+            r.dtype.to_string(),
+            label(&r.workload),
+            r.kernel.to_string(),
+            format!("{:.4}", r.stats.median_ms),
+            format!("{:.0}", r.gbps),
+            format!("{:.1}%", r.of_floor * 100.0),
+        ]);
+    }
+    t
 }
 
 /// Runs every workload for every type; a type the device lacks (bf16
@@ -106,33 +127,13 @@ pub fn run(
     settings: &Settings,
     seed: u64,
 ) -> BenchResult<Vec<RowBatch>> {
-    let mut rows = Vec::new();
     let mut rng = StdRng::seed_from_u64(seed ^ 0xba7c);
-    for dtype in dtypes {
-        for &wl in workloads {
-            let ctx = Ctx { gpu, wl, mode, dtod, settings };
-            let row = match dtype.as_str() {
-                "f32" => ctx.measure::<f32>(&mut rng),
-                "f64" => ctx.measure::<f64>(&mut rng),
-                "f16" => ctx.measure::<f16>(&mut rng),
-                "bf16" => ctx.measure::<bf16>(&mut rng),
-                "u8" => ctx.measure::<u8>(&mut rng),
-                "u16" => ctx.measure::<u16>(&mut rng),
-                other => {
-                    return Err(BenchError::Options(format!("unknown dtype `{other}` ({})", DTYPES.join(", "))));
-                }
-            };
-            match row {
-                Ok(r) => rows.push(r),
-                Err(BenchError::Gpu(e)) if matches!(*e, crate::Error::Unsupported { .. }) => {
-                    println!("conv: batch {dtype} {}: skipped: {e}", wl.label());
-                }
-                Err(e) => return Err(e),
-            }
-        }
-    }
+    let rows = sweep(dtypes, workloads, "batch", Workload::label, |dtype, wl| {
+        let ctx = Ctx { gpu, wl, mode, dtod, settings };
+        by_dtype!(dtype, measure_batch(&ctx, &mut rng))
+    })?;
     if !rows.is_empty() {
-        println!("{}", table(&rows).render());
+        println!("{}", table(&rows, "batch", Workload::label).render());
     }
     Ok(rows)
 }
@@ -145,84 +146,114 @@ struct Ctx<'a> {
     settings: &'a Settings,
 }
 
-impl Ctx<'_> {
-    fn measure<S: Sample>(&self, rng: &mut StdRng) -> BenchResult<RowBatch> {
-        let Workload { rows, len, w } = self.wl;
-        let gpu = self.gpu;
-        let total = rows.checked_mul(len).ok_or_else(|| BenchError::Options("batch too large".into()))?;
-        let masks: Vec<S::Acc> = (0..rows * w).map(|_| S::Acc::from_f64(rng.random_range(-0.2f64..0.2))).collect();
-        let filter = Filter1d::<S>::depthwise(gpu, &masks, w, ConvOp::Correlate, self.mode)?;
-        let shape = Shape::new(rows, len);
-        filter.plan(shape)?;
-        let host: Vec<S> = (0..total)
-            .map(|_| match S::NAME {
-                "u8" => S::from_f64(rng.random_range(0..=255u32) as f64),
-                "u16" => S::from_f64(rng.random_range(0..=65535u32) as f64),
-                _ => S::from_f64(rng.random_range(-4.0f64..4.0)),
-            })
-            .collect();
-        let input = gpu.upload(&host)?;
-        let mut output = gpu.alloc_zeroed::<S>(total)?;
-        output.fill_bytes(POISON)?;
-        let plan = filter.run(&input.as_view(), &mut output.as_view_mut(), shape)?;
-        let got = output.to_vec()?;
-        let mut check = vec![0, rows - 1];
-        check.extend((0..3).map(|_| rng.random_range(0..rows)));
-        let taps: Vec<f64> = filter.taps().iter().map(|t| t.to_f64()).collect();
-        for r in check {
-            let line: Vec<f64> = host[r * len..(r + 1) * len].iter().map(|v| v.to_f64()).collect();
-            let want = filter1d::<S::Acc>(
-                &line,
-                Shape::signal(len),
-                Axis::Rows,
-                &taps[r * w..(r + 1) * w],
-                w,
-                filter.left(),
-                self.mode,
-                0.0,
-            )?;
-            if let Some((i, g, c)) = first_mismatch(&got[r * len..(r + 1) * len], &want) {
-                return Err(BenchError::Verification {
-                    suite: "conv",
-                    message: format!(
-                        "batch {} {}: row {r}, sample {i}: got {g}, want {} ± {}",
-                        S::NAME,
-                        self.wl.label(),
-                        c.value,
-                        c.bound
-                    ),
-                });
+/// Calls `f::<S>(args)` for the storage type `S` named `dtype`; `None`
+/// for a name that is not one.
+macro_rules! by_dtype {
+    ($dtype:expr, $f:ident($($arg:expr),*)) => {
+        match $dtype {
+            "f32" => Some($f::<f32>($($arg),*)),
+            "f64" => Some($f::<f64>($($arg),*)),
+            "f16" => Some($f::<f16>($($arg),*)),
+            "bf16" => Some($f::<bf16>($($arg),*)),
+            "u8" => Some($f::<u8>($($arg),*)),
+            "u16" => Some($f::<u16>($($arg),*)),
+            _ => None,
+        }
+    };
+}
+use by_dtype;
+
+/// Every workload for every type through `measure` (`None`: an unknown
+/// type); a type the device lacks is reported and skipped.
+fn sweep<W: Copy, R>(
+    dtypes: &[String],
+    workloads: &[W],
+    part: &str,
+    label: impl Fn(&W) -> String,
+    mut measure: impl FnMut(&str, W) -> Option<BenchResult<R>>,
+) -> BenchResult<Vec<R>> {
+    let mut rows = Vec::new();
+    for dtype in dtypes {
+        for &wl in workloads {
+            match measure(dtype, wl) {
+                None => return Err(BenchError::Options(format!("unknown dtype `{dtype}` ({})", DTYPES.join(", ")))),
+                Some(Ok(r)) => rows.push(r),
+                Some(Err(BenchError::Gpu(e))) if matches!(*e, crate::Error::Unsupported { .. }) => {
+                    println!("conv: {part} {dtype} {}: skipped: {e}", label(&wl));
+                }
+                Some(Err(e)) => return Err(e),
             }
         }
-        let bytes = (2 * total * std::mem::size_of::<S>()) as f64;
-        let stats = harness::measure(gpu, self.settings, |_| {
-            filter.run(&input.as_view(), &mut output.as_view_mut(), shape).map(|_| ())
-        })?;
-        let gbps = harness::gbps(bytes, stats.median_ms);
-        Ok(RowBatch {
-            dtype: S::NAME,
-            workload: self.wl,
-            kernel: plan.kernel,
-            stats,
-            gbps,
-            of_floor: gbps / self.dtod.gbps,
-        })
     }
+    Ok(rows)
 }
 
-fn table(rows: &[RowBatch]) -> Table {
-    let mut t = Table::new(["dtype", "batch", "kernel", "ms", "GB/s", "% of floor"]);
-    for r in rows {
-        t.row([
-            r.dtype.to_string(),
-            r.workload.label(),
-            r.kernel.to_string(),
-            format!("{:.4}", r.stats.median_ms),
-            format!("{:.0}", r.gbps),
-            format!("{:.1}%", r.of_floor * 100.0),
-        ]);
+/// `total` random values of `S` (integers over the type's range, floats
+/// in ±4), on the device, and a poisoned output buffer as long.
+fn buffers<S: Sample>(
+    gpu: &Gpu,
+    total: usize,
+    rng: &mut StdRng,
+) -> BenchResult<(Vec<S>, crate::DeviceBuffer<S>, crate::DeviceBuffer<S>)> {
+    let host: Vec<S> = (0..total)
+        .map(|_| match S::NAME {
+            "u8" => S::from_f64(rng.random_range(0..=255u32) as f64),
+            "u16" => S::from_f64(rng.random_range(0..=65535u32) as f64),
+            _ => S::from_f64(rng.random_range(-4.0f64..4.0)),
+        })
+        .collect();
+    let input = gpu.upload(&host)?;
+    let mut output = gpu.alloc_zeroed::<S>(total)?;
+    output.fill_bytes(POISON)?;
+    Ok((host, input, output))
+}
+
+/// One depthwise workload in type `S`.
+fn measure_batch<S: Sample>(ctx: &Ctx, rng: &mut StdRng) -> BenchResult<RowBatch> {
+    let Workload { rows, len, w } = ctx.wl;
+    let gpu = ctx.gpu;
+    let total = rows.checked_mul(len).ok_or_else(|| BenchError::Options("batch too large".into()))?;
+    let masks: Vec<S::Acc> = (0..rows * w).map(|_| S::Acc::from_f64(rng.random_range(-0.2f64..0.2))).collect();
+    let filter = Filter1d::<S>::depthwise(gpu, &masks, w, ConvOp::Correlate, ctx.mode)?;
+    let shape = Shape::new(rows, len);
+    filter.plan(shape)?;
+    let (host, input, mut output) = buffers::<S>(gpu, total, rng)?;
+    let plan = filter.run(&input.as_view(), &mut output.as_view_mut(), shape)?;
+    let got = output.to_vec()?;
+    let mut check = vec![0, rows - 1];
+    check.extend((0..3).map(|_| rng.random_range(0..rows)));
+    let taps: Vec<f64> = filter.taps().iter().map(|t| t.to_f64()).collect();
+    for r in check {
+        let line: Vec<f64> = host[r * len..(r + 1) * len].iter().map(|v| v.to_f64()).collect();
+        let want = filter1d::<S::Acc>(
+            &line,
+            Shape::signal(len),
+            Axis::Rows,
+            &taps[r * w..(r + 1) * w],
+            w,
+            filter.left(),
+            ctx.mode,
+            0.0,
+        )?;
+        if let Some((i, g, c)) = first_mismatch(&got[r * len..(r + 1) * len], &want) {
+            return Err(BenchError::Verification {
+                suite: "conv",
+                message: format!(
+                    "batch {} {}: row {r}, sample {i}: got {g}, want {} ± {}",
+                    S::NAME,
+                    ctx.wl.label(),
+                    c.value,
+                    c.bound
+                ),
+            });
+        }
     }
-    t
+    let bytes = (2 * total * std::mem::size_of::<S>()) as f64;
+    let stats = harness::measure(gpu, ctx.settings, |_| {
+        filter.run(&input.as_view(), &mut output.as_view_mut(), shape).map(|_| ())
+    })?;
+    let gbps = harness::gbps(bytes, stats.median_ms);
+    Ok(RowBatch { dtype: S::NAME, workload: ctx.wl, kernel: plan.kernel, stats, gbps, of_floor: gbps / ctx.dtod.gbps })
 }
 
 /// The goal verdicts: each default workload ≥ [`GOAL_BATCH`] of the floor
@@ -267,23 +298,6 @@ impl ChannelWorkload {
     }
 }
 
-/// One measured channels workload.
-#[derive(Clone, Debug, Serialize)]
-pub struct RowChannels {
-    /// Storage type.
-    pub dtype: &'static str,
-    /// The workload.
-    pub workload: ChannelWorkload,
-    /// The kernel that ran.
-    pub kernel: &'static str,
-    /// Timing.
-    pub stats: Stats,
-    /// GB/s (bytes read + written).
-    pub gbps: f64,
-    /// Floor time / kernel time.
-    pub of_floor: f64,
-}
-
 /// Runs every channels workload for every type (bf16 skipped below sm_80).
 pub fn run_channels(
     gpu: &Gpu,
@@ -294,43 +308,12 @@ pub fn run_channels(
     settings: &Settings,
     seed: u64,
 ) -> BenchResult<Vec<RowChannels>> {
-    let mut rows = Vec::new();
     let mut rng = StdRng::seed_from_u64(seed ^ 0xc4a7);
-    for dtype in dtypes {
-        for &wl in workloads {
-            let row = match dtype.as_str() {
-                "f32" => measure_channels::<f32>(gpu, wl, mode, dtod, settings, &mut rng),
-                "f64" => measure_channels::<f64>(gpu, wl, mode, dtod, settings, &mut rng),
-                "f16" => measure_channels::<f16>(gpu, wl, mode, dtod, settings, &mut rng),
-                "bf16" => measure_channels::<bf16>(gpu, wl, mode, dtod, settings, &mut rng),
-                "u8" => measure_channels::<u8>(gpu, wl, mode, dtod, settings, &mut rng),
-                "u16" => measure_channels::<u16>(gpu, wl, mode, dtod, settings, &mut rng),
-                other => {
-                    return Err(BenchError::Options(format!("unknown dtype `{other}` ({})", DTYPES.join(", "))));
-                }
-            };
-            match row {
-                Ok(r) => rows.push(r),
-                Err(BenchError::Gpu(e)) if matches!(*e, crate::Error::Unsupported { .. }) => {
-                    println!("conv: channels {dtype} {}: skipped: {e}", wl.label());
-                }
-                Err(e) => return Err(e),
-            }
-        }
-    }
+    let rows = sweep(dtypes, workloads, "channels", ChannelWorkload::label, |dtype, wl| {
+        by_dtype!(dtype, measure_channels(gpu, wl, mode, dtod, settings, &mut rng))
+    })?;
     if !rows.is_empty() {
-        let mut t = Table::new(["dtype", "image, mask", "kernel", "ms", "GB/s", "% of floor"]);
-        for r in &rows {
-            t.row([
-                r.dtype.to_string(),
-                r.workload.label(),
-                r.kernel.to_string(),
-                format!("{:.4}", r.stats.median_ms),
-                format!("{:.0}", r.gbps),
-                format!("{:.1}%", r.of_floor * 100.0),
-            ]);
-        }
-        println!("{}", t.render());
+        println!("{}", table(&rows, "image, mask", ChannelWorkload::label).render());
     }
     Ok(rows)
 }
@@ -349,19 +332,9 @@ fn measure_channels<S: Sample>(
     let img = Image::new(side, side, channels)?;
     filter.plan(img)?;
     let total = side * side * channels;
-    let host: Vec<S> = (0..total)
-        .map(|_| match S::NAME {
-            "u8" => S::from_f64(rng.random_range(0..=255u32) as f64),
-            "u16" => S::from_f64(rng.random_range(0..=65535u32) as f64),
-            _ => S::from_f64(rng.random_range(-4.0f64..4.0)),
-        })
-        .collect();
-    let input = gpu.upload(&host)?;
-    let mut output = gpu.alloc_zeroed::<S>(total)?;
-    output.fill_bytes(POISON)?;
+    let (host, input, mut output) = buffers::<S>(gpu, total, rng)?;
     let plan = filter.run(&input.as_view(), &mut output.as_view_mut(), img)?;
     let got = output.to_vec()?;
-    // The first rows, the last rows, and a band in the middle.
     let values: Vec<f64> = host.iter().map(|v| v.to_f64()).collect();
     let want = filter2d::<S::Acc>(
         &values,

@@ -237,42 +237,41 @@ mod kernels {
         if v > max { max } else { v }
     }
 
-    impl Storage for f32 {
-        ld_shared_bits!("32", reg32, u32, f32::from_bits);
-        type Acc = f32;
-        const V: usize = 4;
-        #[inline(always)]
-        fn widen(self) -> f32 {
-            self
-        }
-        #[inline(always)]
-        fn narrow(a: f32) -> f32 {
-            a
-        }
-        #[inline(always)]
-        unsafe fn store4(p: *mut f32, v: [f32; 4]) {
-            // SAFETY: the caller's contract (16-byte aligned).
-            unsafe { <f32 as ConvElem>::store4(p, v) }
-        }
+    /// [`Storage`] for `f32` and `f64`: stored as accumulated.
+    macro_rules! float_storage {
+        ($t:ty, $bits:literal, $reg:ident, $int:ty, $v:literal) => {
+            impl Storage for $t {
+                ld_shared_bits!($bits, $reg, $int, <$t>::from_bits);
+                type Acc = $t;
+                const V: usize = $v;
+                #[inline(always)]
+                fn widen(self) -> $t {
+                    self
+                }
+                #[inline(always)]
+                fn narrow(a: $t) -> $t {
+                    a
+                }
+                #[inline(always)]
+                unsafe fn store4(p: *mut $t, v: [$t; 4]) {
+                    // SAFETY: the caller's contract (16-byte aligned).
+                    unsafe { <$t as ConvElem>::store4(p, v) }
+                }
+            }
+        };
     }
 
-    impl Storage for f64 {
-        ld_shared_bits!("64", reg64, u64, f64::from_bits);
-        type Acc = f64;
-        const V: usize = 2;
-        #[inline(always)]
-        fn widen(self) -> f64 {
-            self
-        }
-        #[inline(always)]
-        fn narrow(a: f64) -> f64 {
-            a
-        }
-        #[inline(always)]
-        unsafe fn store4(p: *mut f64, v: [f64; 4]) {
-            // SAFETY: the caller's contract (16-byte aligned).
-            unsafe { <f64 as ConvElem>::store4(p, v) }
-        }
+    float_storage!(f32, "32", reg32, u32, 4);
+    float_storage!(f64, "64", reg64, u64, 2);
+
+    /// Stores four 16-bit values (the low halves of `h`) at `p`.
+    ///
+    /// # Safety
+    /// `p` valid for 8 bytes and 8-byte aligned.
+    #[inline(always)]
+    unsafe fn store4_halves<S>(p: *mut S, h: [u32; 4]) {
+        // SAFETY: the caller's contract.
+        unsafe { store8(p, h[0] | h[1] << 16, h[2] | h[3] << 16) }
     }
 
     impl Storage for F16 {
@@ -301,9 +300,8 @@ mod kernels {
         }
         #[inline(always)]
         unsafe fn store4(p: *mut F16, v: [f32; 4]) {
-            let h = v.map(|x| Self::narrow(x).0 as u32);
             // SAFETY: the caller's contract (8-byte aligned).
-            unsafe { store8(p, h[0] | h[1] << 16, h[2] | h[3] << 16) }
+            unsafe { store4_halves(p, v.map(|x| Self::narrow(x).0 as u32)) }
         }
     }
 
@@ -328,9 +326,8 @@ mod kernels {
         }
         #[inline(always)]
         unsafe fn store4(p: *mut Bf16, v: [f32; 4]) {
-            let h = v.map(|x| Self::narrow(x).0 as u32);
             // SAFETY: the caller's contract (8-byte aligned).
-            unsafe { store8(p, h[0] | h[1] << 16, h[2] | h[3] << 16) }
+            unsafe { store4_halves(p, v.map(|x| Self::narrow(x).0 as u32)) }
         }
     }
 
@@ -369,9 +366,8 @@ mod kernels {
         }
         #[inline(always)]
         unsafe fn store4(p: *mut u16, v: [f32; 4]) {
-            let h = v.map(|x| round_sat(x, 65535));
             // SAFETY: the caller's contract (8-byte aligned).
-            unsafe { store8(p, h[0] | h[1] << 16, h[2] | h[3] << 16) }
+            unsafe { store4_halves(p, v.map(|x| round_sat(x, 65535))) }
         }
     }
 
