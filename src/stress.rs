@@ -20,9 +20,12 @@ use std::time::{Duration, Instant};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+use crate::conv::batch::{Filter1d, Sample, Shape};
+use crate::conv::channels::{Filter2d, Image as ChanImage};
 use crate::conv::reference::{compare, correlate1d_checked};
+use crate::conv::reference_batch::{filter1d, filter2d, first_mismatch};
 use crate::conv::reference2d::{Image, correlate2d_checked, separable_checked};
-use crate::conv::{Boundary, Conv1d, Conv1dVariant, Conv2d, Conv2dVariant, ConvOp, Separable};
+use crate::conv::{Boundary, Conv1d, Conv1dVariant, Conv2d, Conv2dVariant, ConvElem, ConvOp, Separable};
 use crate::reduce::cpu;
 use crate::{ConstantVariant, CopyVariant, Gpu, Rect, ReduceVariant, TransposeVariant};
 
@@ -40,7 +43,8 @@ pub struct StressOptions {
 }
 
 /// The operations, by name.
-pub const OPS: [&str; 8] = ["copy", "conv1d", "conv2d", "separable", "reduce", "transpose", "pitched", "constant"];
+pub const OPS: [&str; 10] =
+    ["copy", "conv1d", "conv2d", "separable", "reduce", "transpose", "pitched", "constant", "batch", "channels"];
 
 /// What a stress run saw.
 #[derive(Clone, Debug, Default)]
@@ -186,6 +190,17 @@ impl Ctx<'_> {
             "reduce" => self.reduce(rng),
             "transpose" => self.transpose(rng),
             "pitched" => self.pitched(rng),
+            "batch" => match rng.random_range(0..3) {
+                0 => self.batch::<f32>(rng),
+                1 => self.batch::<u8>(rng),
+                _ if self.run.info().cc_major >= 8 => self.batch::<crate::half::bf16>(rng),
+                _ => self.batch::<crate::half::f16>(rng),
+            },
+            "channels" => match rng.random_range(0..3) {
+                0 => self.channels::<f32>(rng),
+                1 => self.channels::<u8>(rng),
+                _ => self.channels::<u16>(rng),
+            },
             _ => self.constant(rng),
         }
     }
@@ -197,6 +212,90 @@ impl Ctx<'_> {
 
     fn side(&self, rng: &mut StdRng) -> usize {
         rng.random_range(1..=(self.max as f64).sqrt() as usize)
+    }
+
+    /// Random values of `S`: integers over the type's range, floats in ±4.
+    fn samples<S: Sample>(rng: &mut StdRng, n: usize) -> Vec<S> {
+        (0..n)
+            .map(|_| match S::NAME {
+                "u8" => S::from_f64(rng.random_range(0..=255u32) as f64),
+                "u16" => S::from_f64(rng.random_range(0..=65535u32) as f64),
+                _ => S::from_f64(rng.random_range(-4.0f64..4.0)),
+            })
+            .collect()
+    }
+
+    /// A batched 1D filter (`conv::batch`): random rows × length, axis,
+    /// shared or per-signal masks, mode, cval and origin.
+    fn batch<S: Sample>(&self, rng: &mut StdRng) -> Outcome {
+        let rows = rng.random_range(1..=64usize);
+        let cols = rng.random_range(1..=(self.max / rows).clamp(1, 1 << 16));
+        let shape = Shape::new(rows, cols);
+        let w = rng.random_range(1..=40usize);
+        let axis = pick(rng, &[0isize, 1]);
+        let signals = if axis == 1 { rows } else { cols };
+        let per_signal = rng.random_bool(0.5);
+        let taps: Vec<S::Acc> = (0..if per_signal { signals * w } else { w })
+            .map(|_| S::Acc::from_f64(rng.random_range(-1.0f64..1.0) / w as f64))
+            .collect();
+        let (mode, op) = (pick(rng, &Boundary::ALL), pick(rng, &ConvOp::ALL));
+        let origin = rng.random_range(-((w / 2) as i64)..=((w - 1) / 2) as i64) as isize;
+        let filter = if per_signal {
+            Filter1d::<S>::depthwise(self.run, &taps, w, op, mode)
+        } else {
+            Filter1d::<S>::new(self.run, &taps, op, mode)
+        }
+        .and_then(|f| f.with_cval(1.5).with_origin(origin)?.with_axis(axis))
+        .map_err(err)?;
+        let input = Self::samples::<S>(rng, rows * cols);
+        let d_in = self.alloc.upload(&input).map_err(err)?;
+        let mut d_out = self.alloc.alloc_zeroed::<S>(rows * cols).map_err(err)?;
+        d_out.fill_bytes(POISON).map_err(err)?;
+        let plan = filter.run(&d_in.as_view(), &mut d_out.as_view_mut(), shape).map_err(err)?;
+        let values: Vec<f64> = input.iter().map(|v| v.to_f64()).collect();
+        let reference: Vec<f64> = filter.taps().iter().map(|t| t.to_f64()).collect();
+        let axis = filter.axis();
+        let want = filter1d::<S::Acc>(&values, shape, axis, &reference, w, filter.left(), mode, 1.5).map_err(err)?;
+        match first_mismatch(&d_out.to_vec().map_err(err)?, &want) {
+            None => Ok(()),
+            Some((i, g, c)) => {
+                Err(format!("{} {rows}x{cols} w={w} {axis:?}: sample {i}: {g} vs {}", plan.kernel, c.value))
+            }
+        }
+    }
+
+    /// A 2D filter over interleaved channels (`conv::channels`).
+    fn channels<S: Sample>(&self, rng: &mut StdRng) -> Outcome {
+        let channels = pick(rng, &[1usize, 3, 4]);
+        let (w, h) = (self.side(rng).min(700), self.side(rng).min(700));
+        let (mw, mh) = (rng.random_range(1..=7usize), rng.random_range(1..=7usize));
+        let per_channel = rng.random_bool(0.5);
+        let taps: Vec<S::Acc> = (0..if per_channel { channels } else { 1 } * mw * mh)
+            .map(|_| S::Acc::from_f64(rng.random_range(-1.0f64..2.0) / (mw * mh) as f64))
+            .collect();
+        let mode = pick(rng, &Boundary::ALL);
+        let filter = if per_channel {
+            Filter2d::<S>::per_channel(self.run, &taps, mw, mh, ConvOp::Convolve, mode)
+        } else {
+            Filter2d::<S>::new(self.run, &taps, mw, mh, ConvOp::Correlate, mode)
+        }
+        .map(|f| f.with_cval(2.5))
+        .map_err(err)?;
+        let img = ChanImage::new(w, h, channels).map_err(err)?;
+        let input = Self::samples::<S>(rng, w * h * channels);
+        let d_in = self.alloc.upload(&input).map_err(err)?;
+        let mut d_out = self.alloc.alloc_zeroed::<S>(input.len()).map_err(err)?;
+        d_out.fill_bytes(POISON).map_err(err)?;
+        let plan = filter.run(&d_in.as_view(), &mut d_out.as_view_mut(), img).map_err(err)?;
+        let values: Vec<f64> = input.iter().map(|v| v.to_f64()).collect();
+        let reference: Vec<f64> = filter.taps().iter().map(|t| t.to_f64()).collect();
+        let want = filter2d::<S::Acc>(&values, img, &reference, (mw, mh), filter.left(), mode, 2.5).map_err(err)?;
+        match first_mismatch(&d_out.to_vec().map_err(err)?, &want) {
+            None => Ok(()),
+            Some((i, g, c)) => {
+                Err(format!("{} {w}x{h}x{channels} {mw}x{mh}: element {i}: {g} vs {}", plan.kernel, c.value))
+            }
+        }
     }
 
     fn copy(&self, rng: &mut StdRng) -> Outcome {
