@@ -643,6 +643,7 @@ pub(crate) fn occupancy_max_potential_block_size(
 unsafe extern "C" {
     fn cuMemHostAlloc(pp: *mut *mut c_void, bytes: usize, flags: c_uint) -> CuResult;
     fn cuMemFreeHost(p: *mut c_void) -> CuResult;
+    fn cuMemHostGetFlags(flags: *mut c_uint, p: *mut c_void) -> CuResult;
     fn cuMemHostGetDevicePointer_v2(dptr: *mut CUdeviceptr, p: *mut c_void, flags: c_uint) -> CuResult;
 }
 
@@ -666,6 +667,14 @@ pub(crate) fn mem_host_alloc(bytes: usize, flags: c_uint) -> Result<*mut c_void,
         return Err(error("cuMemHostAlloc", 2));
     }
     Ok(p)
+}
+
+/// Whether `p` lies in page-locked memory the driver allocated
+/// (`cuMemHostGetFlags` succeeds only there); the context is current.
+pub(crate) fn host_is_page_locked(p: *const c_void) -> bool {
+    let mut flags: c_uint = 0;
+    // SAFETY: writes one word; `p` is only looked up, never dereferenced.
+    unsafe { cuMemHostGetFlags(&mut flags, p.cast_mut()) == 0 }
 }
 
 /// Frees page-locked host memory.

@@ -244,6 +244,22 @@ pub enum Error {
         message: String,
     },
 
+    /// A chunk of a streaming filter failed ([`crate::streaming`]): which
+    /// chunk, on which device, and why. The stream stopped there: every
+    /// worker finished or abandoned its chunks, freed its buffers and
+    /// joined; the output holds whatever chunks completed.
+    #[error("streaming filter: chunk {chunk} of {chunks} on {device} failed: {source}")]
+    Chunk {
+        /// The chunk's index (chunks cover the data in order).
+        chunk: usize,
+        /// Chunks in the whole stream.
+        chunks: usize,
+        /// `GPU <ordinal>` or `CPU`.
+        device: String,
+        /// What failed.
+        source: Box<Error>,
+    },
+
     /// A 2D extent (width × height, in elements) with a zero side.
     #[error("{op}: a {width} x {height} extent (width x height, elements) is empty; both must be at least 1")]
     ZeroExtent {

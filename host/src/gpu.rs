@@ -73,6 +73,15 @@ impl Gpu {
         Gpu::with_device(0)
     }
 
+    /// How many CUDA devices are visible (0 when there is no driver or no
+    /// GPU).
+    pub fn count() -> u32 {
+        if cust::init(cust::CudaFlags::empty()).is_err() {
+            return 0;
+        }
+        Device::num_devices().unwrap_or(0)
+    }
+
     /// Device `ordinal`. Fails with [`Error::NoDevice`] when there is no
     /// driver, no GPU or no such device, so callers can skip cleanly, and
     /// with [`Error::Faulted`] when a kernel faulted on the device earlier

@@ -63,6 +63,7 @@ pub mod query;
 pub mod reduce;
 pub mod reference;
 pub mod stream;
+pub mod streaming;
 pub mod texture;
 pub mod transfer;
 pub mod transpose;

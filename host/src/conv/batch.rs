@@ -509,10 +509,12 @@ impl<S: Sample> Filter1d<S> {
     /// The launch [`Filter1d::run`] makes for `shape` (vector access
     /// assumed allowed; `run` decides it from the buffers' addresses).
     pub fn plan(&self, shape: Shape) -> Result<BatchPlan> {
-        self.plan_with(shape, true)
+        self.plan_with(shape, true, 0)
     }
 
-    fn plan_with(&self, shape: Shape, vector: bool) -> Result<BatchPlan> {
+    /// `first`: the mask of the first signal (depthwise filters run over a
+    /// part of their signals start past 0).
+    fn plan_with(&self, shape: Shape, vector: bool, first: usize) -> Result<BatchPlan> {
         let info = self.gpu.info();
         let sm = info.cc_major * 10 + info.cc_minor;
         if sm < S::MIN_SM {
@@ -527,7 +529,8 @@ impl<S: Sample> Filter1d<S> {
             });
         }
         let (signals, len) = self.signals(shape);
-        if self.masks > 1 && self.masks != signals {
+        let fits = if first == 0 { self.masks == signals } else { first.saturating_add(signals) <= self.masks };
+        if self.masks > 1 && !fits {
             return Err(Error::InvalidArgument {
                 op: "filter1d",
                 message: format!(
@@ -573,6 +576,20 @@ impl<S: Sample> Filter1d<S> {
     /// asynchronously on this filter's stream; returns what ran. The
     /// buffers must not overlap (one is borrowed mutably).
     pub fn run(&self, input: &DeviceView<S>, output: &mut DeviceViewMut<S>, shape: Shape) -> Result<BatchPlan> {
+        self.run_from(0, input, output, shape)
+    }
+
+    /// [`Filter1d::run`] over signals `first .. first + signals` of a
+    /// depthwise filter's masks (0 for a filter with one mask): the
+    /// streaming filters run a part of a batch at a time.
+    pub(crate) fn run_from(
+        &self,
+        first: usize,
+        input: &DeviceView<S>,
+        output: &mut DeviceViewMut<S>,
+        shape: Shape,
+    ) -> Result<BatchPlan> {
+        let first = if self.masks > 1 { first } else { 0 };
         input.check_gpu(&self.gpu, "filter1d")?;
         output.check_gpu(&self.gpu, "filter1d")?;
         shape.check(input.len(), output.len())?;
@@ -580,13 +597,14 @@ impl<S: Sample> Filter1d<S> {
         let size = std::mem::size_of::<S>();
         let aligned = |p: DevicePtr, pitch: usize| p.0.is_multiple_of(16) && (pitch * size).is_multiple_of(16);
         let vector = aligned(src, shape.in_pitch) && aligned(dst, shape.out_pitch);
-        let plan = self.plan_with(shape, vector)?;
+        let plan = self.plan_with(shape, vector, first)?;
         if plan.signals == 0 || plan.len == 0 {
             return Ok(plan);
         }
         let (signals, n) = (plan.signals, plan.len);
         let (in_pitch, out_pitch) = (shape.in_pitch, shape.out_pitch);
-        let masks = self.dev.device_ptr();
+        let tap_bytes = (first * self.w * std::mem::size_of::<S::Acc>()) as u64;
+        let masks = DevicePtr(self.dev.device_ptr().0 + tap_bytes);
         let stride = if self.masks > 1 { self.w } else { 0 };
         let (w, left, mode) = (self.w as u32, self.left as u32, self.mode.raw());
         let cval = S::Acc::from_f64(self.cval);
@@ -595,7 +613,8 @@ impl<S: Sample> Filter1d<S> {
             [&src, &dst, &signals, &n, &in_pitch, &out_pitch, &masks, &stride, &w, &left, &mode, &cval, &flags];
         // SAFETY: the views live on this GPU and hold `shape` (checked
         // above), and cannot overlap; the mask buffer holds `masks × w`
-        // taps with masks 1 or `signals` (checked by the plan); `left <
+        // taps with masks 1, or at least `first + signals` read from mask
+        // `first` on (checked by the plan); `left <
         // w`; the shared memory is the kernel's layout function's; vector
         // access only when both bases and pitches are 16-byte multiples.
         unsafe { self.gpu.launch(plan.kernel, &plan.launch_config(), &args)? };
