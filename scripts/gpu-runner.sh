@@ -13,8 +13,8 @@
 #   --sanitize     also compute-sanitizer memcheck, racecheck, synccheck and
 #                  initcheck (with COALESCE_UNDER_SANITIZER=1, which shrinks the
 #                  tests' largest inputs; see tests/common) 
-#                  initcheck over the test binaries (sticky_error, which
-#                  faults on purpose, and sass, which uses no GPU, excluded),
+#                  initcheck over the test binaries (sticky_error and
+#                  streaming_fault, which fault on purpose, and sass, which uses no GPU, excluded),
 #                  $SANITIZE_JOBS at a time (default 8), each limited to
 #                  $SANITIZE_TIMEOUT seconds (default 1200; on an H100,
 #                  racecheck over the `copy` binary has taken from 136 s
@@ -136,7 +136,7 @@ if [ -n "$sanitize" ]; then
     for tool in ${SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}; do
       for t in "$here"/tests/*; do
         n=$(basename "$t")
-        case "$n" in sticky_error|sass|sass_*|lib-*|bin-*) continue ;; esac
+        case "$n" in sticky_error|streaming_fault|sass|sass_*|lib-*|bin-*) continue ;; esac
         selected "${TESTS:-}" "$n" || continue
         jobs+=("$tool $n")
       done

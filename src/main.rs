@@ -17,8 +17,8 @@ use coalesce::Gpu;
 use coalesce::bench::batch as conv_batch;
 use coalesce::bench::report::{Align, Table, human_bytes, parse_size};
 use coalesce::bench::{
-    self, BenchError, access, alignment, concurrency, constant, conv, copy, harness, local, matrix, reduce, texture,
-    transfer, transpose,
+    self, BenchError, access, alignment, concurrency, constant, conv, copy, harness, local, matrix, reduce, stream,
+    texture, transfer, transpose,
 };
 use coalesce::inspect::{Access, Tools};
 
@@ -112,6 +112,28 @@ enum BenchCommand {
     /// Sharing the GPU: the cost of alternating convolution masks, and two
     /// threads on two streams against one after the other.
     Concurrency(ConcurrencyArgs),
+    /// Streaming filter of host data larger than the device budget, from
+    /// page-locked memory and from a Vec, end to end against the host link
+    /// (and one GPU against all of them).
+    Stream(StreamArgs),
+}
+
+#[derive(Args)]
+struct StreamArgs {
+    /// Signal size from page-locked memory (f32) [default: 16GiB, 1GiB with --quick].
+    #[arg(long, value_parser = parse_size)]
+    size: Option<u64>,
+    /// Signal size of the Vec run, 0 to skip it [default: as --size].
+    #[arg(long, value_parser = parse_size)]
+    vec_size: Option<u64>,
+    /// Device budget per GPU [default: 1GiB, 128MiB with --quick].
+    #[arg(long, value_parser = parse_size)]
+    budget: Option<u64>,
+    /// Mask width.
+    #[arg(long, default_value_t = 31)]
+    width: usize,
+    #[command(flatten)]
+    common: CommonArgs,
 }
 
 #[derive(Args)]
@@ -768,6 +790,20 @@ fn main() -> ExitCode {
                 out_dir: args.common.out.clone(),
             };
             concurrency::run(gpu, &opts).map(|_| ())
+        }),
+        Command::Bench { suite: BenchCommand::Stream(args) } => with_gpu(|gpu| {
+            let base =
+                if args.common.quick { stream::StreamOptions::quick() } else { stream::StreamOptions::default() };
+            let bytes = args.size.unwrap_or(base.bytes);
+            let opts = stream::StreamOptions {
+                bytes,
+                vec_bytes: args.vec_size.unwrap_or(if args.size.is_some() { bytes } else { base.vec_bytes }),
+                budget: args.budget.unwrap_or(base.budget),
+                width: args.width,
+                reps: args.common.reps.unwrap_or(base.reps),
+                out_dir: Some(args.common.out.clone()),
+            };
+            stream::run(gpu, &opts).map(|_| ())
         }),
         Command::Sass { arch } => sass(arch),
         Command::Stress { seconds, threads, max_elems, seed } => stress(seconds, threads, max_elems, seed),

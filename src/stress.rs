@@ -9,7 +9,8 @@
 //! draws operations at random: copies, 1D convolutions (every variant and
 //! mode, masks from 1 to 80 taps, constant and global), 2D convolutions,
 //! separable filters, sums, transposes, pitched copies and constant-memory
-//! tables, each with fresh random inputs and sizes, outputs poisoned first,
+//! tables, batched and channel filters, streaming filters in chunks of
+//! random size, each with fresh random inputs and sizes, outputs poisoned first,
 //! and compares every result with the rayon reference. An operation that
 //! returns an error counts as wrong too: nothing here should fail.
 
@@ -20,13 +21,15 @@ use std::time::{Duration, Instant};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use crate::conv::batch::{Filter1d, Sample, Shape};
+use crate::conv::batch::{Axis, Filter1d, Sample, Shape, left_for_origin};
 use crate::conv::channels::{Filter2d, Image as ChanImage};
+use crate::conv::conv2d::correlation_taps_2d;
 use crate::conv::reference::{compare, correlate1d_checked};
 use crate::conv::reference_batch::{filter1d, filter2d, first_mismatch};
 use crate::conv::reference2d::{Image, correlate2d_checked, separable_checked};
 use crate::conv::{Boundary, Conv1d, Conv1dVariant, Conv2d, Conv2dVariant, ConvElem, ConvOp, Separable};
 use crate::reduce::cpu;
+use crate::streaming::{Backend, Layout, Spec, Streaming};
 use crate::{ConstantVariant, CopyVariant, Gpu, Rect, ReduceVariant, TransposeVariant};
 
 /// What a stress run does.
@@ -43,8 +46,19 @@ pub struct StressOptions {
 }
 
 /// The operations, by name.
-pub const OPS: [&str; 10] =
-    ["copy", "conv1d", "conv2d", "separable", "reduce", "transpose", "pitched", "constant", "batch", "channels"];
+pub const OPS: [&str; 11] = [
+    "copy",
+    "conv1d",
+    "conv2d",
+    "separable",
+    "reduce",
+    "transpose",
+    "pitched",
+    "constant",
+    "batch",
+    "channels",
+    "stream",
+];
 
 /// What a stress run saw.
 #[derive(Clone, Debug, Default)]
@@ -201,6 +215,10 @@ impl Ctx<'_> {
                 1 => self.channels::<u8>(rng),
                 _ => self.channels::<u16>(rng),
             },
+            "stream" => match rng.random_range(0..2) {
+                0 => self.stream::<f32>(rng),
+                _ => self.stream::<u8>(rng),
+            },
             _ => self.constant(rng),
         }
     }
@@ -295,6 +313,62 @@ impl Ctx<'_> {
             Some((i, g, c)) => {
                 Err(format!("{} {w}x{h}x{channels} {mw}x{mh}: element {i}: {g} vs {}", plan.kernel, c.value))
             }
+        }
+    }
+
+    /// A streaming filter (`streaming`) of a signal, a batch or an image
+    /// from pageable memory, in chunks of random size, on this thread's
+    /// handle (the stream's workers queue on streams of their own).
+    fn stream<S: Sample>(&self, rng: &mut StdRng) -> Outcome {
+        let (mode, op) = (pick(rng, &Boundary::ALL), pick(rng, &ConvOp::ALL));
+        let image = rng.random_bool(0.3);
+        let (layout, w, h) = if image {
+            let (x, y) = (self.side(rng).min(300), self.side(rng).min(300));
+            (
+                Layout::image(y, x, pick(rng, &[1usize, 3, 4])),
+                rng.random_range(1..=7usize),
+                rng.random_range(1..=7usize),
+            )
+        } else {
+            let rows = pick(rng, &[1usize, 1, 3, 20]);
+            (Layout::batch(rows, self.len(rng).div_ceil(rows)), rng.random_range(1..=40usize), 1)
+        };
+        let mask: Vec<f64> =
+            (0..w * h).map(|_| S::Acc::from_f64(rng.random_range(-1.0f64..1.0) / (w * h) as f64).to_f64()).collect();
+        let origin = rng.random_range(-((w / 2) as i64)..=((w - 1) / 2) as i64) as isize;
+        let spec = if image {
+            Spec::plane(mask.clone(), w, h, op).with_origin_2d(0, origin)
+        } else {
+            Spec::line(mask.clone(), w, op).with_origin(origin)
+        };
+        let spec = spec.with_mode(mode).with_cval(1.5);
+        let n = layout.len().unwrap_or(0);
+        let input = Self::samples::<S>(rng, n);
+        let mut out = vec![S::from_f64(-77.0); n];
+        let units = rng.random_range(1..=64usize);
+        let report = Streaming::new(spec)
+            .with_backend(Backend::Handles(vec![self.run.clone()]))
+            .with_chunk_units(units)
+            .run(layout, &input, &mut out)
+            .map_err(err)?;
+        let values: Vec<f64> = input.iter().map(|v| v.to_f64()).collect();
+        let left = left_for_origin(w, origin, op).map_err(err)?;
+        let want = if image {
+            let img = ChanImage::new(layout.cols, layout.rows, layout.channels).map_err(err)?;
+            let top = left_for_origin(h, 0, op).map_err(err)?;
+            let taps = correlation_taps_2d(op, &mask, w, h).0;
+            filter2d::<S::Acc>(&values, img, &taps, (w, h), (left, top), mode, 1.5)
+        } else {
+            let shape = Shape::new(layout.rows, layout.cols);
+            filter1d::<S::Acc>(&values, shape, Axis::Rows, &op.correlation_taps(&mask).0, w, left, mode, 1.5)
+        }
+        .map_err(err)?;
+        match first_mismatch(&out, &want) {
+            None => Ok(()),
+            Some((i, g, c)) => Err(format!(
+                "stream {layout:?} {w}x{h} {mode:?} {op:?}, {} chunks of {units}: element {i}: {g} vs {}",
+                report.chunks, c.value
+            )),
         }
     }
 

@@ -423,3 +423,46 @@ fn gpu_failed_allocation_names_the_chunk() {
     s.run(Layout::signal(n), &input, &mut out).unwrap();
     assert!(gpu.fault().is_none());
 }
+
+/// Threads share one handle, each streaming its own data with its own
+/// spec in chunks of its own size (its workers queue on streams of their
+/// own); every result is checked against the reference bound.
+#[test]
+fn gpu_threads_stream_on_one_handle() {
+    let gpu = gpu_or_skip!();
+    let (mut rng, seed) = common::rng();
+    let all = cases::<f32>(&mut rng);
+    std::thread::scope(|scope| {
+        for t in 0..6usize {
+            let (gpu, all) = (gpu.clone(), &all);
+            let mut rng = <StdRng as rand::SeedableRng>::seed_from_u64(seed.wrapping_add(t as u64));
+            scope.spawn(move || {
+                for k in 0..12 {
+                    let case = &all[(t * 12 + k) % all.len()];
+                    let len = case.layout.len().unwrap();
+                    let input: Vec<f32> = data(&mut rng, len);
+                    let x: Vec<f64> = input.iter().map(|v| f64::from(*v)).collect();
+                    let l = case.layout;
+                    let want = if case.spec.is_2d() {
+                        let img = Image::new(l.cols, l.rows, l.channels).unwrap();
+                        filter2d::<f32>(&x, img, &case.corr, case.size, case.left, case.mode, case.cval).unwrap()
+                    } else {
+                        let shape = Shape::new(l.rows, l.cols);
+                        let (w, left) = (case.size.0, case.left.0);
+                        filter1d::<f32>(&x, shape, case.axis, &case.corr, w, left, case.mode, case.cval).unwrap()
+                    };
+                    let units = rng.random_range(1..=case.units.max(1));
+                    let mut out = poison::<f32>(len);
+                    Streaming::new(case.spec.clone())
+                        .with_backend(Backend::Handles(vec![gpu.clone()]))
+                        .with_chunk_units(units)
+                        .run(case.layout, &input, &mut out)
+                        .unwrap();
+                    if let Some((i, g, c)) = first_mismatch(&out, &want) {
+                        panic!("thread {t} seed {seed} {case:?} chunks of {units}: element {i} is {g}, want {c:?}");
+                    }
+                }
+            });
+        }
+    });
+}

@@ -333,12 +333,15 @@ impl Layout {
 }
 
 /// Where the chunks run.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub enum Backend {
     /// Every visible GPU.
     AllGpus,
     /// These device ordinals (one worker each; an ordinal may repeat).
     Gpus(Vec<u32>),
+    /// These handles (one worker each): no new handle, no module load per
+    /// call. Each worker queues on streams of its own.
+    Handles(Vec<Gpu>),
     /// The rayon references on the CPU.
     Cpu,
 }
@@ -538,30 +541,32 @@ impl Streaming {
         if len == 0 {
             return Ok(report);
         }
-        let ordinals = match &self.backend {
+        let targets: Option<Vec<Target>> = match &self.backend {
             Backend::Cpu => None,
             Backend::Gpus(list) if list.is_empty() => {
                 return Err(Error::InvalidArgument { op: "streaming", message: "an empty list of GPUs".into() });
             }
-            Backend::Gpus(list) => Some(list.clone()),
+            Backend::Handles(list) if list.is_empty() => {
+                return Err(Error::InvalidArgument { op: "streaming", message: "an empty list of GPUs".into() });
+            }
+            Backend::Gpus(list) => Some(list.iter().map(|&d| Target::Ordinal(d)).collect()),
+            Backend::Handles(list) => Some(list.iter().map(|g| Target::Handle(g.clone())).collect()),
             Backend::AllGpus => {
                 let n = Gpu::count();
                 if n == 0 {
                     return Err(Error::NoDevice { reason: "no CUDA device is visible".into() });
                 }
-                Some((0..n).collect())
+                Some((0..n).map(Target::Ordinal).collect())
             }
         };
         let size = std::mem::size_of::<S>();
-        let geo = match &ordinals {
+        let geo = match &targets {
             None => self.geometry(layout, &r, size, self.budget)?,
             Some(list) => {
-                let budget = match self.budget {
-                    Some(b) => b,
-                    None => {
-                        let gpu = Gpu::with_device(list[0])?;
-                        gpu.memory_info()?.0 / 2
-                    }
+                let budget = match (self.budget, &list[0]) {
+                    (Some(b), _) => b,
+                    (None, Target::Handle(gpu)) => gpu.memory_info()?.0 / 2,
+                    (None, Target::Ordinal(d)) => Gpu::with_device(*d)?.memory_info()?.0 / 2,
                 };
                 self.geometry(layout, &r, size, Some(budget))?
             }
@@ -579,7 +584,7 @@ impl Streaming {
             rest = tail;
         }
         let progress = Tracker { done: AtomicU64::new(0), callback: self.progress.clone() };
-        match ordinals {
+        match targets {
             None => {
                 self.run_cpu(&geo, &r, input, &chunks, outs, &progress)?;
                 report.devices = vec!["CPU".into()];
@@ -593,10 +598,11 @@ impl Streaming {
                     let handles: Vec<_> = list
                         .iter()
                         .enumerate()
-                        .map(|(i, &dev)| {
+                        .map(|(i, target)| {
                             let ctx = &ctx;
+                            let target = target.clone();
                             scope.spawn(move || {
-                                let r = self.worker::<S>(ctx, i, dev);
+                                let r = self.worker::<S>(ctx, i, target);
                                 if r.is_err() {
                                     ctx.abort.store(true, Ordering::SeqCst);
                                 }
@@ -634,7 +640,7 @@ impl Streaming {
                             }
                         }
                     }
-                    report.devices.push(format!("GPU {}", list[i]));
+                    report.devices.push(list[i].name());
                 }
                 if let Some(e) = first {
                     return Err(e);
@@ -849,11 +855,14 @@ impl Streaming {
         })
     }
 
-    fn worker<'a, S: Sample>(&self, ctx: &Shared<'a, S>, index: usize, dev: u32) -> Result<WorkerReport> {
+    fn worker<'a, S: Sample>(&self, ctx: &Shared<'a, S>, index: usize, target: Target) -> Result<WorkerReport> {
         let geo = ctx.geo;
-        let gpu = Gpu::with_device(dev)?;
+        let name = target.name();
+        let gpu = match target {
+            Target::Handle(g) => g,
+            Target::Ordinal(d) => Gpu::with_device(d)?,
+        };
         let total = geo.chunks_count();
-        let name = format!("GPU {dev}");
         let staged_in = !page_locked(&gpu, ctx.input);
         let mut slots: Slots<'a, S> = Slots { slots: Vec::new() };
         let base = self.device_filter::<S>(&gpu)?;
@@ -927,6 +936,22 @@ impl Streaming {
                     .with_origin(s.origin.0, s.origin.1)?,
             ),
         })
+    }
+}
+
+/// A worker's GPU: a device to open, or a caller's handle.
+#[derive(Clone)]
+enum Target {
+    Ordinal(u32),
+    Handle(Gpu),
+}
+
+impl Target {
+    fn name(&self) -> String {
+        match self {
+            Target::Ordinal(d) => format!("GPU {d}"),
+            Target::Handle(g) => format!("GPU {}", g.info().ordinal),
+        }
     }
 }
 

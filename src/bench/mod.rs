@@ -9,7 +9,7 @@
 //!   sizes).
 //! * one module per suite ([`copy`], [`conv`], [`matrix`], [`reduce`],
 //!   [`transfer`], [`access`], [`alignment`], [`local`], [`transpose`],
-//!   [`constant`], [`texture`]); [`twin`] builds the CUDA C++ twins some
+//!   [`constant`], [`texture`], [`concurrency`], [`stream`]); [`twin`] builds the CUDA C++ twins some
 //!   suites compare against, listed in [`SUITES`].
 //!
 //! Units everywhere: GB = 1e9 bytes; the bytes an operation moves are the
@@ -30,6 +30,7 @@ pub mod local;
 pub mod matrix;
 pub mod reduce;
 pub mod report;
+pub mod stream;
 pub mod texture;
 pub mod transfer;
 pub mod transpose;
@@ -58,6 +59,7 @@ pub const SUITES: &[SuiteInfo] = &[
     constant::SUITE,
     texture::SUITE,
     concurrency::SUITE,
+    stream::SUITE,
 ];
 
 /// Why a benchmark run stopped.

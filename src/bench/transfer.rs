@@ -38,7 +38,6 @@
 
 use std::path::{Path as FsPath, PathBuf};
 
-use plotters::prelude::*;
 use serde::Serialize;
 
 use super::copy::{DeviceSummary, POISON, pattern_word};
@@ -521,92 +520,16 @@ impl TransferReport {
                 o.overlapped.streams,
                 o.speedup
             );
-            draw_timeline(&svg, &title, &[&o.serial, &o.overlapped])
+            let runs: Vec<report::TimelineRun<'_>> = [&o.serial, &o.overlapped]
+                .iter()
+                .map(|r| report::TimelineRun { name: r.name.to_string(), rows: r.streams, spans: &r.timeline })
+                .collect();
+            report::draw_timeline(&svg, &title, &runs)
                 .map_err(|e| BenchError::Output { path: svg.clone(), source: std::io::Error::other(e) })?;
             written.push(svg);
         }
         Ok(written)
     }
-}
-
-/// Stage colours in the timeline (Okabe–Ito blue, green, vermillion).
-const STAGE_COLORS: [RGBColor; 3] = [RGBColor(0, 114, 178), RGBColor(0, 158, 115), RGBColor(213, 94, 0)];
-
-/// A Gantt chart: one row per (run, stream), one bar per stage span.
-fn draw_timeline(path: &FsPath, title: &str, runs: &[&PipelineResult]) -> Result<(), String> {
-    let s = |e: &dyn std::fmt::Display| e.to_string();
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| s(&e))?;
-    }
-    let mut rows: Vec<String> = Vec::new();
-    let mut first_row = Vec::new();
-    for r in runs {
-        first_row.push(rows.len());
-        rows.extend((0..r.streams).map(|k| format!("{} s{k}", r.name)));
-    }
-    let x_max = runs.iter().flat_map(|r| r.timeline.iter().map(|t| t.end_ms)).fold(0.0f64, f64::max).max(1e-3) * 1.02;
-    let height = 170 + 45 * rows.len() as u32;
-    let root = SVGBackend::new(path, (1100, height)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| s(&e))?;
-    let mut area = root.margin(10, 10, 10, 20);
-    let mut lines = title.lines();
-    if let Some(first) = lines.next() {
-        area = area.titled(first, ("sans-serif", 22)).map_err(|e| s(&e))?;
-    }
-    for sub in lines {
-        area = area.titled(sub, ("sans-serif", 15).into_font().color(&RGBColor(80, 80, 80))).map_err(|e| s(&e))?;
-    }
-    let n_rows = rows.len() as u32;
-    let mut chart = ChartBuilder::on(&area)
-        .margin(8)
-        .x_label_area_size(45)
-        .y_label_area_size(110)
-        .build_cartesian_2d(0.0..x_max, (0..n_rows).into_segmented())
-        .map_err(|e| s(&e))?;
-    let label = |v: &SegmentValue<u32>| match v {
-        SegmentValue::CenterOf(i) => rows.get(*i as usize).cloned().unwrap_or_default(),
-        _ => String::new(),
-    };
-    chart
-        .configure_mesh()
-        .x_desc("ms after the run's first event")
-        .y_labels(rows.len())
-        .y_label_formatter(&label)
-        .disable_y_mesh()
-        .light_line_style(RGBColor(235, 235, 235))
-        .label_style(("sans-serif", 14))
-        .axis_desc_style(("sans-serif", 16))
-        .draw()
-        .map_err(|e| s(&e))?;
-    for (i, stage) in Stage::ALL.into_iter().enumerate() {
-        let color = STAGE_COLORS[i];
-        let mut bars = Vec::new();
-        for (r, run) in runs.iter().enumerate() {
-            for t in run.timeline.iter().filter(|t| t.stage == stage.name()) {
-                let row = (first_row[r] + t.stream) as u32;
-                let mut rect = Rectangle::new(
-                    [(t.start_ms, SegmentValue::Exact(row)), (t.end_ms, SegmentValue::Exact(row + 1))],
-                    color.mix(0.85).filled(),
-                );
-                rect.set_margin(6, 6, 0, 1);
-                bars.push(rect);
-            }
-        }
-        chart
-            .draw_series(bars)
-            .map_err(|e| s(&e))?
-            .label(stage.name())
-            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 16, y + 5)], color.filled()));
-    }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(RGBColor(160, 160, 160))
-        .label_font(("sans-serif", 14))
-        .draw()
-        .map_err(|e| s(&e))?;
-    root.present().map_err(|e| s(&e))
 }
 
 /// Runs the suite on `gpu`: measures, verifies, prints the tables, the goal
