@@ -5,8 +5,9 @@
 //! against a rayon CPU reference and measured against the hardware's limits.
 //!
 //! This crate re-exports the host library ([`coalesce_host`]) and adds the
-//! benchmark harness behind the `coalesce` binary ([`bench`](mod@bench)) and
-//! the examples' PNG images ([`picture`]).
+//! benchmark harness behind the `coalesce` binary ([`bench`](mod@bench)),
+//! filtering of `.npy` and raw files ([`files`]) and the examples' PNG
+//! images ([`picture`]).
 //!
 //! ```no_run
 //! use coalesce::{CopyVariant, Gpu};
@@ -28,5 +29,6 @@
 pub use coalesce_host::*;
 
 pub mod bench;
+pub mod files;
 pub mod picture;
 pub mod stress;

@@ -61,6 +61,9 @@ enum Command {
         #[arg(long)]
         seed: Option<u64>,
     },
+    /// Filter a .npy or raw file (larger than the GPU's memory if need be)
+    /// with a 1D or 2D mask or a Gaussian, on the GPUs or the CPU.
+    Filter(Box<coalesce::files::FilterArgs>),
     /// Assemble the embedded PTX with ptxas and show each kernel's
     /// resources and global load/store widths (no GPU needed).
     Sass {
@@ -805,6 +808,16 @@ fn main() -> ExitCode {
             };
             stream::run(gpu, &opts).map(|_| ())
         }),
+        Command::Filter(args) => match coalesce::files::run(&args) {
+            Ok(summary) => {
+                println!("{summary}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        },
         Command::Sass { arch } => sass(arch),
         Command::Stress { seconds, threads, max_elems, seed } => stress(seconds, threads, max_elems, seed),
     }

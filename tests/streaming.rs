@@ -315,7 +315,8 @@ fn gpu_streams_equal_the_in_memory_result<S: Sample>(gpu: &Gpu) {
         let want = in_memory(gpu, &case, &input);
         for units in chunk_sizes(&case) {
             let what = format!("{} seed {seed} {case:?} chunks of {units}", S::NAME);
-            let s = Streaming::new(case.spec.clone()).with_backend(Backend::Gpus(vec![0])).with_chunk_units(units);
+            let s =
+                Streaming::new(case.spec.clone()).with_backend(Backend::Handles(vec![gpu.clone()])).with_chunk_units(units);
             let mut out = poison::<S>(len);
             let report = s.run(case.layout, &input, &mut out).unwrap();
             assert_eq!(report.staged, [(true, true)], "{what}");
@@ -328,7 +329,8 @@ fn gpu_streams_equal_the_in_memory_result<S: Sample>(gpu: &Gpu) {
         let mut pin_out = gpu.alloc_pinned_with::<S>(len, flags).unwrap();
         pin_out.copy_from_slice(&poison::<S>(len));
         let units = (case.halo + 1).min(case.units).max(1);
-        let s = Streaming::new(case.spec.clone()).with_backend(Backend::Gpus(vec![0, 0])).with_chunk_units(units);
+        let two = Backend::Handles(vec![gpu.clone(), gpu.clone()]);
+        let s = Streaming::new(case.spec.clone()).with_backend(two).with_chunk_units(units);
         let report = s.run(case.layout, &pin_in, &mut pin_out).unwrap();
         assert_eq!(report.staged, [(false, false), (false, false)], "{case:?}");
         assert_eq!(report.per_worker.iter().sum::<usize>(), report.chunks);

@@ -272,7 +272,7 @@ pub fn run(gpu: &Gpu, opts: &StreamOptions) -> BenchResult<StreamReport> {
     let mut input = gpu.alloc_pinned_with::<f32>(n, portable)?;
     let mut output = gpu.alloc_pinned_with::<f32>(n, portable)?;
     fill(&mut input);
-    let link = link(gpu, &input, &mut output, budget.min(n * 4) / 8 * 4)?;
+    let link = link(gpu, &input, &mut output, (budget.min(n * 4) / 4) & !3)?;
     // Handles made once: a run opens no context and loads no module.
     let mut all = vec![gpu.clone()];
     for d in 1..gpus {
