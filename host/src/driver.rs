@@ -643,7 +643,7 @@ pub(crate) fn occupancy_max_potential_block_size(
 unsafe extern "C" {
     fn cuMemHostAlloc(pp: *mut *mut c_void, bytes: usize, flags: c_uint) -> CuResult;
     fn cuMemFreeHost(p: *mut c_void) -> CuResult;
-    fn cuMemHostGetFlags(flags: *mut c_uint, p: *mut c_void) -> CuResult;
+    fn cuPointerGetAttributes(count: c_uint, attributes: *mut c_int, data: *mut *mut c_void, ptr: u64) -> CuResult;
     fn cuMemHostGetDevicePointer_v2(dptr: *mut CUdeviceptr, p: *mut c_void, flags: c_uint) -> CuResult;
 }
 
@@ -669,12 +669,20 @@ pub(crate) fn mem_host_alloc(bytes: usize, flags: c_uint) -> Result<*mut c_void,
     Ok(p)
 }
 
-/// Whether `p` lies in page-locked memory the driver allocated
-/// (`cuMemHostGetFlags` succeeds only there); the context is current.
+/// Whether `p` lies in page-locked host memory the driver knows
+/// (`CU_POINTER_ATTRIBUTE_MEMORY_TYPE` is host memory). The plural call
+/// answers "unknown" for ordinary pageable memory instead of failing, so
+/// the probe raises no API error (nothing for compute-sanitizer to report).
 pub(crate) fn host_is_page_locked(p: *const c_void) -> bool {
-    let mut flags: c_uint = 0;
-    // SAFETY: writes one word; `p` is only looked up, never dereferenced.
-    unsafe { cuMemHostGetFlags(&mut flags, p.cast_mut()) == 0 }
+    const MEMORY_TYPE: c_int = 2; // CU_POINTER_ATTRIBUTE_MEMORY_TYPE
+    const HOST: c_uint = 1; // CU_MEMORYTYPE_HOST
+    let mut kind: c_uint = 0;
+    let mut attribute = MEMORY_TYPE;
+    let mut data = [(&mut kind as *mut c_uint).cast::<c_void>()];
+    // SAFETY: one attribute, one 4-byte result slot; `p` is only looked
+    // up, never dereferenced.
+    let ok = unsafe { cuPointerGetAttributes(1, &mut attribute, data.as_mut_ptr(), p as u64) } == 0;
+    ok && kind == HOST
 }
 
 /// Frees page-locked host memory.

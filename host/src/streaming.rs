@@ -619,6 +619,9 @@ impl Streaming {
                         })
                         .collect()
                 });
+                // The error to report: the failed chunk with the lowest
+                // index; a worker's own setup error only when no chunk
+                // failed (after a fault, late workers fail to start too).
                 let mut first: Option<Error> = None;
                 for (i, r) in results.into_iter().enumerate() {
                     match r {
@@ -630,12 +633,14 @@ impl Streaming {
                         Err(e) => {
                             report.per_worker.push(0);
                             report.staged.push((false, false));
-                            let earlier = match (&first, &e) {
+                            let better = match (&first, &e) {
                                 (None, _) => true,
                                 (Some(Error::Chunk { chunk: a, .. }), Error::Chunk { chunk: b, .. }) => b < a,
-                                _ => false,
+                                (Some(Error::Chunk { .. }), _) => false,
+                                (Some(_), Error::Chunk { .. }) => true,
+                                (Some(_), _) => false,
                             };
-                            if earlier {
+                            if better {
                                 first = Some(e);
                             }
                         }
@@ -1035,6 +1040,15 @@ impl Geometry {
         at..at + c.units.len() * self.unit
     }
 
+    /// The ghost units of `piece` (outside `0..n`): `(index in the piece,
+    /// position)`, before the data then after it.
+    fn ghosts(&self, piece: &Range<isize>) -> impl Iterator<Item = (usize, isize)> + use<> {
+        let (start, n) = (piece.start, self.n as isize);
+        let before = start..piece.end.min(0);
+        let after = start.max(n)..piece.end;
+        before.chain(after).map(move |p| ((p - start) as usize, p))
+    }
+
     /// First element of unit `q` of line `l`.
     fn at(&self, line: usize, q: usize) -> usize {
         line * self.line_stride + q * self.unit
@@ -1048,10 +1062,7 @@ impl Geometry {
         let len = inner.len() * self.unit;
         let from = self.at(c.line, inner.start);
         par_copy(&mut dst[off..off + len], &input[from..from + len]);
-        for (i, p) in piece.clone().enumerate() {
-            if p >= 0 && (p as usize) < self.n {
-                continue;
-            }
+        for (i, p) in self.ghosts(&piece) {
             let q = ghost_index(self.mode, p, self.n).expect("constant mode pieces stay inside the data");
             let from = self.at(c.line, q);
             dst[i * self.unit..(i + 1) * self.unit].copy_from_slice(&input[from..from + self.unit]);
@@ -1289,15 +1300,10 @@ impl<'a, S: Sample> Slots<'a, S> {
                 ensure(&mut s.h_in, |b| b.len(), (geo.lo + geo.hi) * geo.unit, |l| gpu.alloc_pinned::<S>(l))?;
                 let h = s.h_in.as_mut().expect("allocated above");
                 let before = (inner.start as isize - piece.start) as usize;
-                let mut k = 0;
-                for p in piece.clone() {
-                    if p >= 0 && (p as usize) < geo.n {
-                        continue;
-                    }
+                for (k, (_, p)) in geo.ghosts(&piece).enumerate() {
                     let q = ghost_index(geo.mode, p, geo.n).expect("constant mode pieces stay inside the data");
                     let from = geo.at(c.line, q);
                     h[k * geo.unit..(k + 1) * geo.unit].copy_from_slice(&ctx.input[from..from + geo.unit]);
-                    k += 1;
                 }
                 let after = ghosts - before;
                 let u = geo.unit;

@@ -509,12 +509,13 @@ impl<S: Sample> Filter1d<S> {
     /// The launch [`Filter1d::run`] makes for `shape` (vector access
     /// assumed allowed; `run` decides it from the buffers' addresses).
     pub fn plan(&self, shape: Shape) -> Result<BatchPlan> {
-        self.plan_with(shape, true, 0)
+        self.plan_with(shape, true, None)
     }
 
-    /// `first`: the mask of the first signal (depthwise filters run over a
-    /// part of their signals start past 0).
-    fn plan_with(&self, shape: Shape, vector: bool, first: usize) -> Result<BatchPlan> {
+    /// `part`: `Some(first)` when the run covers signals `first ..` of a
+    /// depthwise filter's masks (a part of its batch), `None` when it
+    /// covers them all.
+    fn plan_with(&self, shape: Shape, vector: bool, part: Option<usize>) -> Result<BatchPlan> {
         let info = self.gpu.info();
         let sm = info.cc_major * 10 + info.cc_minor;
         if sm < S::MIN_SM {
@@ -529,7 +530,10 @@ impl<S: Sample> Filter1d<S> {
             });
         }
         let (signals, len) = self.signals(shape);
-        let fits = if first == 0 { self.masks == signals } else { first.saturating_add(signals) <= self.masks };
+        let fits = match part {
+            None => self.masks == signals,
+            Some(first) => first.saturating_add(signals) <= self.masks,
+        };
         if self.masks > 1 && !fits {
             return Err(Error::InvalidArgument {
                 op: "filter1d",
@@ -576,7 +580,7 @@ impl<S: Sample> Filter1d<S> {
     /// asynchronously on this filter's stream; returns what ran. The
     /// buffers must not overlap (one is borrowed mutably).
     pub fn run(&self, input: &DeviceView<S>, output: &mut DeviceViewMut<S>, shape: Shape) -> Result<BatchPlan> {
-        self.run_from(0, input, output, shape)
+        self.run_part(None, input, output, shape)
     }
 
     /// [`Filter1d::run`] over signals `first .. first + signals` of a
@@ -589,7 +593,17 @@ impl<S: Sample> Filter1d<S> {
         output: &mut DeviceViewMut<S>,
         shape: Shape,
     ) -> Result<BatchPlan> {
-        let first = if self.masks > 1 { first } else { 0 };
+        self.run_part(Some(first), input, output, shape)
+    }
+
+    fn run_part(
+        &self,
+        part: Option<usize>,
+        input: &DeviceView<S>,
+        output: &mut DeviceViewMut<S>,
+        shape: Shape,
+    ) -> Result<BatchPlan> {
+        let first = if self.masks > 1 { part.unwrap_or(0) } else { 0 };
         input.check_gpu(&self.gpu, "filter1d")?;
         output.check_gpu(&self.gpu, "filter1d")?;
         shape.check(input.len(), output.len())?;
@@ -597,7 +611,7 @@ impl<S: Sample> Filter1d<S> {
         let size = std::mem::size_of::<S>();
         let aligned = |p: DevicePtr, pitch: usize| p.0.is_multiple_of(16) && (pitch * size).is_multiple_of(16);
         let vector = aligned(src, shape.in_pitch) && aligned(dst, shape.out_pitch);
-        let plan = self.plan_with(shape, vector, first)?;
+        let plan = self.plan_with(shape, vector, part.filter(|_| self.masks > 1))?;
         if plan.signals == 0 || plan.len == 0 {
             return Ok(plan);
         }
