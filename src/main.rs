@@ -3,6 +3,9 @@
 //! * `coalesce info`: the device, its limits and the loaded PTX.
 //! * `coalesce bench <suite>`: run a benchmark suite (`bench list` lists
 //!   them); tables go to stdout, JSON and SVG into `--out`.
+//! * `coalesce filter IN OUT`: filter a `.npy` or raw file of any size
+//!   through the GPUs (or, without one, the CPU references).
+//! * `coalesce stress`: many threads share the GPU, every result checked.
 //! * `coalesce sass`: the compiled kernels' resources and global access
 //!   widths, from `ptxas` and `cuobjdump` (no GPU needed).
 //!
