@@ -315,8 +315,9 @@ fn gpu_streams_equal_the_in_memory_result<S: Sample>(gpu: &Gpu) {
         let want = in_memory(gpu, &case, &input);
         for units in chunk_sizes(&case) {
             let what = format!("{} seed {seed} {case:?} chunks of {units}", S::NAME);
-            let s =
-                Streaming::new(case.spec.clone()).with_backend(Backend::Handles(vec![gpu.clone()])).with_chunk_units(units);
+            let s = Streaming::new(case.spec.clone())
+                .with_backend(Backend::Handles(vec![gpu.clone()]))
+                .with_chunk_units(units);
             let mut out = poison::<S>(len);
             let report = s.run(case.layout, &input, &mut out).unwrap();
             assert_eq!(report.staged, [(true, true)], "{what}");

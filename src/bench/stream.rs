@@ -332,8 +332,7 @@ pub fn run(gpu: &Gpu, opts: &StreamOptions) -> BenchResult<StreamReport> {
         }
         None => format!("goal 2 GPUs >= {GOAL_GPUS}x one GPU: NOT EVALUATED ({gpus} GPU visible)"),
     });
-    let mut t =
-        Table::new(["run", "size", "chunks", "staged in/out", "median ms", "GB/s", "of HtoD %", "of duplex %"]);
+    let mut t = Table::new(["run", "size", "chunks", "staged in/out", "median ms", "GB/s", "of HtoD %", "of duplex %"]);
     for r in &runs {
         let staged = r.staged.iter().map(|(a, b)| format!("{}/{}", yes(*a), yes(*b))).collect::<Vec<_>>().join(",");
         t.row([
