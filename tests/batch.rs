@@ -23,16 +23,6 @@ use coalesce::{Error, Gpu};
 use rand::Rng;
 use rand::rngs::StdRng;
 
-/// A random value of `S`: integers over the type's whole range, floats in
-/// ±8 (exact in every float type, so the reference sees what the GPU sees).
-fn sample<S: Sample>(rng: &mut StdRng) -> S {
-    match S::NAME {
-        "u8" => S::from_f64(rng.random_range(0..=255u32) as f64),
-        "u16" => S::from_f64(rng.random_range(0..=65535u32) as f64),
-        _ => S::from_f64(rng.random_range(-8.0f64..8.0)),
-    }
-}
-
 /// Taps in ±1 (±0.02 for the widest masks, so integer sums stay in range
 /// as often as they saturate).
 fn taps<A: ConvElem>(rng: &mut StdRng, n: usize, w: usize) -> Vec<A> {
@@ -78,7 +68,7 @@ fn run_case<S: Sample>(gpu: &Gpu, rng: &mut StdRng, seed: u64, case: Case) {
     .unwrap_or_else(|e| panic!("{what}: {e}"));
     let in_len = offset + (shape.rows - 1) * shape.in_pitch + shape.cols;
     let out_len = offset + (shape.rows - 1) * shape.out_pitch + shape.cols;
-    let input: Vec<S> = (0..in_len).map(|_| sample(rng)).collect();
+    let input: Vec<S> = (0..in_len).map(|_| common::sample(rng)).collect();
     let d_in = gpu.upload(&input).unwrap();
     let mut d_out = gpu.alloc_zeroed::<S>(out_len + 5).unwrap();
     d_out.fill_bytes(common::POISON).unwrap();

@@ -21,14 +21,6 @@ use coalesce::{Error, Gpu};
 use rand::Rng;
 use rand::rngs::StdRng;
 
-fn sample<S: Sample>(rng: &mut StdRng) -> S {
-    match S::NAME {
-        "u8" => S::from_f64(rng.random_range(0..=255u32) as f64),
-        "u16" => S::from_f64(rng.random_range(0..=65535u32) as f64),
-        _ => S::from_f64(rng.random_range(-8.0f64..8.0)),
-    }
-}
-
 #[derive(Clone, Copy, Debug)]
 struct Case {
     img: Image,
@@ -58,7 +50,7 @@ fn run_case<S: Sample>(gpu: &Gpu, rng: &mut StdRng, seed: u64, case: Case) {
     let row = img.width * img.channels;
     let in_len = (img.height - 1) * img.in_pitch + row;
     let out_len = (img.height - 1) * img.out_pitch + row;
-    let input: Vec<S> = (0..in_len).map(|_| sample(rng)).collect();
+    let input: Vec<S> = (0..in_len).map(|_| common::sample(rng)).collect();
     let d_in = gpu.upload(&input).unwrap();
     let mut d_out = gpu.alloc_zeroed::<S>(out_len + 3).unwrap();
     d_out.fill_bytes(common::POISON).unwrap();

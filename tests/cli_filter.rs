@@ -35,8 +35,6 @@ use coalesce::conv::{Boundary, ConvOp, gaussian_truncated};
 use coalesce::files::{Dtype, npy_header};
 use coalesce::half::{bf16, f16};
 use coalesce::streaming::{Backend, Layout, Spec, Streaming};
-use rand::Rng;
-use rand::rngs::StdRng;
 
 /// The `coalesce` binary: the one cargo built, or, in the GPU bundle
 /// (scripts/bundle.sh), `bin/coalesce` beside the `tests/` folder holding
@@ -106,18 +104,6 @@ fn listing(dir: &Path) -> Vec<String> {
     v
 }
 
-fn random<S: Sample>(rng: &mut StdRng, n: usize) -> Vec<S> {
-    let v: Vec<S> = (0..n)
-        .map(|_| match S::NAME {
-            "u8" => S::from_f64(rng.random_range(0..=255u32) as f64),
-            "u16" => S::from_f64(rng.random_range(0..=65535u32) as f64),
-            _ => S::from_f64(rng.random_range(-8.0f64..8.0)),
-        })
-        .collect();
-    assert!(v.iter().any(|x| x.to_f64() != 0.0), "random input came out all zero");
-    v
-}
-
 fn write_raw<S: Pod>(path: &Path, data: &[S]) {
     fs::write(path, bytemuck::cast_slice::<S, u8>(data)).expect("written");
 }
@@ -166,7 +152,7 @@ fn f32_signal_matches_the_reference() {
     let dir = tempfile::tempdir().expect("a temp dir");
     let (input, output) = (dir.path().join("signal.npy"), dir.path().join("filtered.npy"));
     let n = 100_003;
-    let x: Vec<f32> = random(&mut rng, n);
+    let x: Vec<f32> = common::samples(&mut rng, n);
     write_npy(&input, Dtype::F32, &[n as u64], &x);
     filter_ok(&[
         input.as_os_str(),
@@ -204,7 +190,7 @@ fn u8_raw_image_matches_the_reference() {
     let dir = tempfile::tempdir().expect("a temp dir");
     let (input, output) = (dir.path().join("image.rgb"), dir.path().join("blurred.rgb"));
     let (h, w, c) = (37, 29, 3);
-    let x: Vec<u8> = random(&mut rng, h * w * c);
+    let x: Vec<u8> = common::samples(&mut rng, h * w * c);
     write_raw(&input, &x);
     filter_ok(&[
         input.as_os_str(),
@@ -236,7 +222,7 @@ fn f64_batch_along_axis_0_matches_the_reference() {
     let dir = tempfile::tempdir().expect("a temp dir");
     let (input, output) = (dir.path().join("batch.NPY"), dir.path().join("out.npy"));
     let (rows, cols) = (301, 45);
-    let x: Vec<f64> = random(&mut rng, rows * cols);
+    let x: Vec<f64> = common::samples(&mut rng, rows * cols);
     write_npy(&input, Dtype::F64, &[rows as u64, cols as u64], &x);
     let mask = [0.25, -0.5, 1.5, 0.125];
     filter_ok(&[
@@ -336,7 +322,7 @@ fn file_results_equal_in_memory_results() {
     let d = dir.path();
 
     let n = 250_001;
-    let x: Vec<f32> = random(&mut rng, n);
+    let x: Vec<f32> = common::samples(&mut rng, n);
     let spec = Spec::line(vec![0.5, -1.0, 2.0, 0.25, 1.0], 5, ConvOp::Correlate).with_mode(Boundary::Reflect);
     let shape = [n as u64];
     same_as_in_memory(
@@ -350,7 +336,7 @@ fn file_results_equal_in_memory_results() {
     );
 
     let (h, w) = (61, 47);
-    let x: Vec<u8> = random(&mut rng, h * w * 3);
+    let x: Vec<u8> = common::samples(&mut rng, h * w * 3);
     let spec = Spec::gaussian2d(2.0, 1.25, 3.0).with_mode(Boundary::Nearest);
     let args = [
         "--gaussian",
@@ -369,7 +355,7 @@ fn file_results_equal_in_memory_results() {
     same_as_in_memory(d, "b.raw", &x, None, &args, &spec, Layout::image(h, w, 3));
 
     let (rows, cols) = (129, 33);
-    let x: Vec<bf16> = random(&mut rng, rows * cols);
+    let x: Vec<bf16> = common::samples(&mut rng, rows * cols);
     let spec = Spec::line(vec![1.0, 2.0, 1.0], 3, ConvOp::Convolve)
         .with_mode(Boundary::Zero)
         .with_cval(-2.5)
@@ -392,7 +378,7 @@ fn file_results_equal_in_memory_results() {
     same_as_in_memory(d, "c.bin", &x, None, &args, &spec, Layout::batch(rows, cols));
 
     let (h, w) = (40, 53);
-    let x: Vec<f16> = random(&mut rng, h * w);
+    let x: Vec<f16> = common::samples(&mut rng, h * w);
     let mask = vec![0.0625, 0.125, 0.0625, 0.125, 0.25, 0.125, 0.0625, 0.125, 0.0625, -0.5, 0.5, 1.0];
     let spec = Spec::plane(mask, 3, 4, ConvOp::Correlate).with_mode(Boundary::Wrap).with_origin_2d(1, -1);
     let shape = [h as u64, w as u64];
@@ -411,7 +397,7 @@ fn file_results_equal_in_memory_results() {
     let mask_npy = d.join("mask.npy");
     write_npy(&mask_npy, Dtype::F64, &[2, 3], &[1.0f64, 2.0, -1.0, 0.5, 0.25, 3.0]);
     let (h, w) = (31, 17);
-    let x: Vec<f32> = random(&mut rng, h * w);
+    let x: Vec<f32> = common::samples(&mut rng, h * w);
     let spec = Spec::plane(vec![1.0, 2.0, -1.0, 0.5, 0.25, 3.0], 3, 2, ConvOp::Correlate);
     let shape = [h as u64, w as u64];
     for (name, m) in [("e.npy", &mask_txt), ("f.npy", &mask_npy)] {
@@ -428,7 +414,7 @@ fn errors_are_reported_and_leave_nothing_behind() {
     let dir = tempfile::tempdir().expect("a temp dir");
     let d = dir.path();
     let npy = d.join("x.npy");
-    let x: Vec<f32> = random(&mut rng, 1000);
+    let x: Vec<f32> = common::samples(&mut rng, 1000);
     write_npy(&npy, Dtype::F32, &[1000], &x);
     let raw = d.join("x.raw");
     write_raw(&raw, &x);

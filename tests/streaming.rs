@@ -32,20 +32,6 @@ use rand::rngs::StdRng;
 
 const MODES: [Boundary; 5] = [Boundary::Zero, Boundary::Nearest, Boundary::Wrap, Boundary::Reflect, Boundary::Mirror];
 
-fn sample<S: Sample>(rng: &mut StdRng) -> S {
-    match S::NAME {
-        "u8" => S::from_f64(rng.random_range(0..=255u32) as f64),
-        "u16" => S::from_f64(rng.random_range(0..=65535u32) as f64),
-        _ => S::from_f64(rng.random_range(-8.0f64..8.0)),
-    }
-}
-
-fn data<S: Sample>(rng: &mut StdRng, n: usize) -> Vec<S> {
-    let v: Vec<S> = (0..n).map(|_| sample(rng)).collect();
-    assert!(n < 4 || v.iter().any(|x| x.to_f64() != 0.0), "random input came out all zero");
-    v
-}
-
 /// Taps rounded to the accumulation type `A` (so every path sees the same).
 fn taps<A: ConvElem>(rng: &mut StdRng, n: usize) -> Vec<f64> {
     let v: Vec<f64> = (0..n).map(|_| A::from_f64(rng.random_range(-1.0f64..1.0)).to_f64()).collect();
@@ -187,7 +173,7 @@ fn cpu_matches_the_reference_at_every_chunk_size<S: Sample>() {
     let (mut rng, seed) = common::rng();
     for case in cases::<S>(&mut rng) {
         let len = case.layout.len().unwrap();
-        let input: Vec<S> = data(&mut rng, len);
+        let input: Vec<S> = common::samples(&mut rng, len);
         let want = reference(&case, &input);
         for units in chunk_sizes(&case) {
             let mut out = poison::<S>(len);
@@ -221,7 +207,7 @@ fn a_small_budget_cuts_rows_into_segments() {
     let (mut rng, seed) = common::rng();
     for &mode in &MODES {
         let case = case1d::<f32>(&mut rng, Layout::batch(3, 301), Axis::Rows, 9, 3, ConvOp::Correlate, mode, 2);
-        let input: Vec<f32> = data(&mut rng, 3 * 301);
+        let input: Vec<f32> = common::samples(&mut rng, 3 * 301);
         let want = reference(&case, &input);
         // 3 slots × (in + out) × 4 bytes × (chunk + 8 halo): 40 samples.
         let budget = 3 * 2 * 4 * 40;
@@ -311,7 +297,7 @@ fn gpu_streams_equal_the_in_memory_result<S: Sample>(gpu: &Gpu) {
     let (mut rng, seed) = common::rng();
     for case in cases::<S>(&mut rng) {
         let len = case.layout.len().unwrap();
-        let input: Vec<S> = data(&mut rng, len);
+        let input: Vec<S> = common::samples(&mut rng, len);
         let want = in_memory(gpu, &case, &input);
         for units in chunk_sizes(&case) {
             let what = format!("{} seed {seed} {case:?} chunks of {units}", S::NAME);
@@ -362,7 +348,7 @@ fn gpu_large_signal_under_a_budget() {
     let gpu = gpu_or_skip!();
     let (mut rng, seed) = common::rng();
     let n = common::big((1 << 24) + 12_345, (1 << 18) + 123);
-    let input: Vec<f32> = data(&mut rng, n);
+    let input: Vec<f32> = common::samples(&mut rng, n);
     let t = taps::<f32>(&mut rng, 31);
     let spec = Spec::line(t, 31, ConvOp::Correlate).with_mode(Boundary::Wrap);
     let f = Filter1d::<f32>::depthwise(&gpu, &spec_taps(&spec), 31, ConvOp::Correlate, Boundary::Wrap).unwrap();
@@ -406,7 +392,7 @@ fn gpu_failed_allocation_names_the_chunk() {
     let gpu = gpu_or_skip!();
     let (mut rng, _) = common::rng();
     let n = 10_000;
-    let input: Vec<f32> = data(&mut rng, n);
+    let input: Vec<f32> = common::samples(&mut rng, n);
     let spec = Spec::line(taps::<f32>(&mut rng, 5), 5, ConvOp::Correlate);
     let mut out = poison::<f32>(n);
     for workers in [vec![0], vec![0, 0]] {
@@ -443,7 +429,7 @@ fn gpu_threads_stream_on_one_handle() {
                 for k in 0..12 {
                     let case = &all[(t * 12 + k) % all.len()];
                     let len = case.layout.len().unwrap();
-                    let input: Vec<f32> = data(&mut rng, len);
+                    let input: Vec<f32> = common::samples(&mut rng, len);
                     let x: Vec<f64> = input.iter().map(|v| f64::from(*v)).collect();
                     let l = case.layout;
                     let want = if case.spec.is_2d() {

@@ -14,6 +14,7 @@ pub mod sass;
 use std::io::Write as _;
 
 use coalesce::Gpu;
+use coalesce::conv::batch::Sample;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -90,4 +91,23 @@ pub fn under_sanitizer() -> bool {
 /// `full` normally, `reduced` under a sanitizer (see [`under_sanitizer`]).
 pub fn big(full: usize, reduced: usize) -> usize {
     if under_sanitizer() { reduced } else { full }
+}
+
+/// A random value of a storage type: integers over the type's whole range,
+/// floats in ±8 (exact in every float type, so a reference sees what the
+/// GPU sees).
+pub fn sample<S: Sample>(rng: &mut StdRng) -> S {
+    match S::NAME {
+        "u8" => S::from_f64(rng.random_range(0..=255u32) as f64),
+        "u16" => S::from_f64(rng.random_range(0..=65535u32) as f64),
+        _ => S::from_f64(rng.random_range(-8.0f64..8.0)),
+    }
+}
+
+/// `n` random values of a storage type ([`sample`]), not all zero for
+/// n ≥ 4 (asserted).
+pub fn samples<S: Sample>(rng: &mut StdRng, n: usize) -> Vec<S> {
+    let v: Vec<S> = (0..n).map(|_| sample(rng)).collect();
+    assert!(n < 4 || v.iter().any(|x| x.to_f64() != 0.0), "random input came out all zero");
+    v
 }
