@@ -455,3 +455,132 @@ fn gpu_threads_stream_on_one_handle() {
         }
     });
 }
+
+mod properties {
+    //! Random layouts, masks, modes, origins, chunk sizes and budgets on
+    //! the CPU backend: the streamed result equals the reference over the
+    //! whole data bit for bit, or the call is a typed error; never a panic.
+
+    use super::*;
+    use proptest::prelude::*;
+
+    #[derive(Clone, Debug)]
+    struct Input {
+        layout: Layout,
+        axis: Axis,
+        two_d: bool,
+        w: usize,
+        h: usize,
+        mode: Boundary,
+        op: ConvOp,
+        origin: (isize, isize),
+        per: bool,
+        units: Option<usize>,
+        budget: Option<usize>,
+        seed: u64,
+    }
+
+    fn input() -> impl Strategy<Value = Input> {
+        let shape = (1usize..=40, 1usize..=40, prop::sample::select(vec![1usize, 3, 4]), 0u8..4);
+        let mask = (1usize..=9, 1usize..=6, 0usize..=8, 0usize..=8, any::<bool>());
+        let how =
+            (prop::option::of(1usize..=50), prop::option::of(0usize..=4000), any::<u64>(), 0usize..5, any::<bool>());
+        (shape, mask, how).prop_map(|((rows, cols, ch, kind), (w, h, ox, oy, per), (units, budget, seed, m, conv))| {
+            let two_d = kind == 3;
+            let (layout, axis) = match kind {
+                0 => (Layout::signal(rows * cols), Axis::Rows),
+                1 => (Layout::batch(rows, cols), Axis::Rows),
+                2 => (Layout::batch(rows, cols), Axis::Columns),
+                _ => (Layout::image(rows, cols, ch), Axis::Rows),
+            };
+            let h = if two_d { h } else { 1 };
+            // Origins anywhere in scipy's range for each width.
+            let range = |w: usize, k: usize| -((w / 2) as isize) + (k % w) as isize;
+            let origin = (if two_d { range(h, oy) } else { 0 }, range(w, ox));
+            let op = if conv { ConvOp::Convolve } else { ConvOp::Correlate };
+            Input {
+                layout,
+                axis,
+                two_d,
+                w,
+                h,
+                mode: MODES[m],
+                op,
+                origin,
+                per,
+                units,
+                budget: budget.map(|b| b * 8),
+                seed,
+            }
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+        #[test]
+        fn streamed_equals_the_whole_data_reference(c in input()) {
+            let mut rng = <StdRng as rand::SeedableRng>::seed_from_u64(c.seed);
+            let l = c.layout;
+            let masks = match (c.two_d, c.per, c.axis) {
+                (false, false, _) | (true, false, _) => 1,
+                (true, true, _) => l.channels,
+                (false, true, Axis::Rows) => l.rows,
+                (false, true, Axis::Columns) => l.cols,
+            };
+            let t = taps::<f32>(&mut rng, c.w * c.h * masks);
+            let spec = if c.two_d {
+                Spec::plane(t.clone(), c.w, c.h, c.op).with_origin_2d(c.origin.0, c.origin.1)
+            } else {
+                Spec::line(t.clone(), c.w, c.op).with_origin(c.origin.1).with_axis(c.axis.scipy() as isize).unwrap()
+            }
+            .with_mode(c.mode)
+            .with_cval(-0.75);
+            let corr: Vec<f64> = match (c.two_d, c.op) {
+                (true, ConvOp::Correlate) => t.clone(),
+                (true, ConvOp::Convolve) => t.chunks(c.w * c.h).flat_map(|m| m.iter().rev().copied()).collect(),
+                (false, op) => t.chunks(c.w).flat_map(|m| op.correlation_taps(m).0).collect(),
+            };
+            let left = (
+                left_for_origin(c.w, c.origin.1, c.op).unwrap(),
+                if c.two_d { left_for_origin(c.h, c.origin.0, c.op).unwrap() } else { 0 },
+            );
+            let case = Case {
+                spec: spec.clone(),
+                layout: l,
+                corr,
+                size: (c.w, c.h),
+                left,
+                mode: c.mode,
+                cval: -0.75,
+                axis: c.axis,
+                halo: 0,
+                units: 0,
+                op: c.op,
+                origin: c.origin,
+            };
+            let len = l.len().unwrap();
+            let x: Vec<f32> = common::samples(&mut rng, len);
+            let want = reference(&case, &x);
+            let mut s = Streaming::new(spec).with_backend(Backend::Cpu);
+            if let Some(u) = c.units {
+                s = s.with_chunk_units(u);
+            }
+            if let Some(b) = c.budget {
+                s = s.with_budget(b);
+            }
+            let mut out = poison::<f32>(len);
+            match s.run(l, &x, &mut out) {
+                Ok(r) => {
+                    prop_assert!(r.chunks >= 1 && r.chunk_units >= 1, "{r:?}");
+                    assert_same(&format!("{c:?} {r:?}"), &out, &want);
+                }
+                Err(Error::InvalidArgument { message, .. }) => {
+                    // Only a budget too small for the chunk or its halo.
+                    prop_assert!(c.budget.is_some() && message.contains("budget"), "{message}");
+                }
+                Err(e) => prop_assert!(false, "{c:?}: {e}"),
+            }
+        }
+    }
+}
