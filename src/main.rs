@@ -800,6 +800,21 @@ fn main() -> ExitCode {
         Command::Bench { suite: BenchCommand::Stream(args) } => with_gpu(|gpu| {
             let base =
                 if args.common.quick { stream::StreamOptions::quick() } else { stream::StreamOptions::default() };
+            // Default sizes shrink to fit the host's memory; given ones are kept.
+            let base = match (args.size, args.vec_size, stream::host_available_bytes()) {
+                (None, None, Some(avail)) => {
+                    let (fit, changed) = base.fit_host(avail);
+                    if changed {
+                        eprintln!(
+                            "stream: {} of host memory available: signals of {} (pass --size to choose)",
+                            human_bytes(avail),
+                            human_bytes(fit.bytes)
+                        );
+                    }
+                    fit
+                }
+                _ => base,
+            };
             let bytes = args.size.unwrap_or(base.bytes);
             let opts = stream::StreamOptions {
                 bytes,

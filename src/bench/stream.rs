@@ -73,6 +73,27 @@ impl StreamOptions {
     pub fn quick() -> Self {
         StreamOptions { bytes: 1 << 30, vec_bytes: 1 << 30, budget: 128 << 20, reps: 2, ..Self::default() }
     }
+
+    /// These options with the signal sizes lowered, when needed, so that
+    /// each run's input and output (two buffers of the size at a time)
+    /// take at most half of `available` host bytes, in whole GiB (at
+    /// least 1 GiB). Returns the options and whether they changed.
+    pub fn fit_host(self, available: u64) -> (Self, bool) {
+        let cap = (available / 4) & !((1 << 30) - 1);
+        let cap = cap.max(1 << 30);
+        let fit = StreamOptions { bytes: self.bytes.min(cap), vec_bytes: self.vec_bytes.min(cap), ..self.clone() };
+        let changed = fit.bytes != self.bytes || fit.vec_bytes != self.vec_bytes;
+        (fit, changed)
+    }
+}
+
+/// The host's available memory (`MemAvailable` of `/proc/meminfo`), bytes;
+/// `None` where that file does not exist or does not say.
+pub fn host_available_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
 }
 
 /// Link rates, GB/s.
@@ -402,4 +423,22 @@ pub fn run(gpu: &Gpu, opts: &StreamOptions) -> BenchResult<StreamReport> {
 
 fn yes(b: bool) -> &'static str {
     if b { "yes" } else { "no" }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_fit_the_host() {
+        let d = StreamOptions::default();
+        let (same, changed) = d.clone().fit_host(128 << 30);
+        assert!(!changed);
+        assert_eq!((same.bytes, same.vec_bytes), (16 << 30, 16 << 30));
+        let (small, changed) = d.clone().fit_host(30 << 30);
+        assert!(changed);
+        assert_eq!((small.bytes, small.vec_bytes), (7 << 30, 7 << 30));
+        let (tiny, _) = d.fit_host(1 << 30);
+        assert_eq!(tiny.bytes, 1 << 30);
+    }
 }
