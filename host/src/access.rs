@@ -9,7 +9,7 @@
 //!   `dst[i · s] = src[i]`, for `i < n`.
 //! * [`Gpu::access_pattern`]: the launch, after every length, overflow and
 //!   context check.
-//! * [`reference`]: the rayon reference, which writes exactly the elements
+//! * [`reference()`]: the rayon reference, which writes exactly the elements
 //!   the kernel writes (so untouched elements, such as the gaps of a
 //!   strided write, can be checked to be untouched).
 //!

@@ -7,7 +7,7 @@
 //! [`run`](ConstantTable::run) launches one of four kernels
 //! ([`ConstantVariant`]): each thread reads the table `iters` times with
 //! the variant's [`Pattern`] and writes one folded result, which
-//! [`reference`] reproduces on the CPU.
+//! [`reference()`] reproduces on the CPU.
 //!
 //! ```no_run
 //! use coalesce_host::constant::{self, ConstantVariant, TABLE_LEN};

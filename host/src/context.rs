@@ -6,7 +6,7 @@
 //! **Faults.** A kernel that faults (an illegal address, say) leaves a
 //! *sticky* error: the context is unusable, every later driver call fails.
 //! The first such error any call observes is recorded here, for the
-//! context that was current ([`record_fault`]); from then on every
+//! context that was current (`record_fault`); from then on every
 //! operation on a `Gpu` of that device, and every new `Gpu` of it, returns
 //! [`Error::Faulted`] naming that first fault, before touching the driver,
 //! so nothing hangs and nothing returns a stale result.

@@ -31,7 +31,7 @@
 //!   against serialized reads, and the same patterns from global memory.
 //! * [`texture`]: texture memory: CUDA arrays, 2D texture objects (address
 //!   modes, linear filtering), convolution and resizing through them.
-//! * [`reference`]: rayon CPU references the kernels are verified against.
+//! * [`reference`](mod@reference): rayon CPU references the kernels are verified against.
 //! * [`inspect`]: `ptxas` resource reports and SASS, for checking what the
 //!   compiler really emitted.
 //!

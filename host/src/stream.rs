@@ -23,7 +23,7 @@
 //! ```
 //!
 //! **Buffers across streams.** Each buffer remembers which streams used
-//! which of its bytes since they were last written ([`Tracker`]). When an
+//! which of its bytes since they were last written (`Tracker`). When an
 //! operation on stream `S` reads bytes last written on another stream, `S`
 //! first waits (on the GPU, through an event) for that stream; when it
 //! writes them, it waits for every stream that used them. So a buffer

@@ -1,6 +1,6 @@
 //! CPU references for the 2D convolutions (rayon), independent of the
 //! kernels' index arithmetic: each axis is extended with the 1D
-//! reference's [`extend`](super::reference::extend) (applied to the list
+//! reference's [`extend`](super::reference::extend()) (applied to the list
 //! of row indices and to the list of column indices, so the mode acts on
 //! each axis on its own), then the window sums are taken plainly. Checked
 //! against `scipy.ndimage.correlate`/`convolve` outputs in
