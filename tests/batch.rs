@@ -208,18 +208,27 @@ fn u16_every_axis_mode_width_and_layout() {
     spread::<u16>(&gpu);
 }
 
-/// Many short rows (a batch of thousands), and one long row crossing many
-/// tiles and a persistent grid's wrap, for the two unrolled-kernel sizes
-/// the benchmarks use (w = 7 and 31).
+/// Many short rows (batches of thousands, and of 10^5 signals along
+/// either axis), and one long row crossing many tiles and a persistent
+/// grid's wrap, for the two unrolled-kernel sizes the benchmarks use
+/// (w = 7 and 31).
 #[test]
 fn large_batches_and_long_rows() {
     let gpu = gpu_or_skip!();
     let (mut rng, seed) = common::rng();
-    for (shape, w) in [(Shape::new(5000, 37), 7), (Shape::new(3, 300_001), 31), (Shape::new(1024, 1031), 31)] {
+    let cases = [
+        (Shape::new(5000, 37), 7, Axis::Rows),
+        (Shape::new(3, 300_001), 31, Axis::Rows),
+        (Shape::new(1024, 1031), 31, Axis::Rows),
+        // The largest batch, 10^5 signals, along either axis.
+        (Shape::new(100_000, 9), 7, Axis::Rows),
+        (Shape::new(11, 100_000), 7, Axis::Columns),
+    ];
+    for (shape, w, axis) in cases {
         for per_signal in [false, true] {
             let case = Case {
                 shape,
-                axis: Axis::Rows,
+                axis,
                 w,
                 per_signal,
                 op: ConvOp::Correlate,

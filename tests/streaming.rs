@@ -584,3 +584,27 @@ mod properties {
         }
     }
 }
+
+/// 10^5 depthwise rows cut into chunks of whole rows by a budget: the CPU
+/// backend equals the reference and, on a GPU, the stream equals the
+/// in-memory filter, bit for bit.
+#[test]
+fn a_batch_of_100000_rows() {
+    let (mut rng, seed) = common::rng();
+    let layout = Layout::batch(100_000, 9);
+    let case = case1d::<f32>(&mut rng, layout, Axis::Rows, 5, 100_000, ConvOp::Convolve, Boundary::Mirror, 1);
+    let input: Vec<f32> = common::samples(&mut rng, layout.len().unwrap());
+    let mut out = poison::<f32>(input.len());
+    // 3 slots × (in + out) × 4 bytes × 9 samples × 1000 rows.
+    let budget = 3 * 2 * 4 * 9 * 1000;
+    let s = Streaming::new(case.spec.clone()).with_budget(budget);
+    let r = s.clone().with_backend(Backend::Cpu).run(layout, &input, &mut out).unwrap();
+    assert_eq!((r.kind, r.chunk_units, r.chunks), (Some(Kind::Rows), 1000, 100));
+    assert_same(&format!("CPU seed {seed}"), &out, &reference(&case, &input));
+    let gpu = gpu_or_skip!();
+    let want = in_memory(&gpu, &case, &input);
+    let mut out = poison::<f32>(input.len());
+    let r = s.with_backend(Backend::Handles(vec![gpu.clone()])).run(layout, &input, &mut out).unwrap();
+    assert_eq!(r.chunks, 100);
+    assert_same(&format!("GPU seed {seed}"), &out, &want);
+}
