@@ -541,14 +541,8 @@ impl Streaming {
         if len == 0 {
             return Ok(report);
         }
-        let targets: Option<Vec<Target>> = match &self.backend {
+        let mut targets: Option<Vec<Target>> = match &self.backend {
             Backend::Cpu => None,
-            Backend::Gpus(list) if list.is_empty() => {
-                return Err(Error::InvalidArgument { op: "streaming", message: "an empty list of GPUs".into() });
-            }
-            Backend::Handles(list) if list.is_empty() => {
-                return Err(Error::InvalidArgument { op: "streaming", message: "an empty list of GPUs".into() });
-            }
             Backend::Gpus(list) => Some(list.iter().map(|&d| Target::Ordinal(d)).collect()),
             Backend::Handles(list) => Some(list.iter().map(|g| Target::Handle(g.clone())).collect()),
             Backend::AllGpus => {
@@ -560,13 +554,25 @@ impl Streaming {
             }
         };
         let size = std::mem::size_of::<S>();
-        let geo = match &targets {
+        let geo = match &mut targets {
             None => self.geometry(layout, &r, size, self.budget)?,
+            Some(list) if list.is_empty() => {
+                return Err(Error::InvalidArgument { op: "streaming", message: "an empty list of GPUs".into() });
+            }
             Some(list) => {
-                let budget = match (self.budget, &list[0]) {
-                    (Some(b), _) => b,
-                    (None, Target::Handle(gpu)) => gpu.memory_info()?.0 / 2,
-                    (None, Target::Ordinal(d)) => Gpu::with_device(*d)?.memory_info()?.0 / 2,
+                let budget = match self.budget {
+                    Some(b) => b,
+                    None => {
+                        // The default budget asks the first GPU; the handle
+                        // opened for that serves its worker too.
+                        let gpu = match &list[0] {
+                            Target::Handle(g) => g.clone(),
+                            Target::Ordinal(d) => Gpu::with_device(*d)?,
+                        };
+                        let free = gpu.memory_info()?.0;
+                        list[0] = Target::Handle(gpu);
+                        free / 2
+                    }
                 };
                 self.geometry(layout, &r, size, Some(budget))?
             }
@@ -697,33 +703,21 @@ impl Streaming {
         let (halo_lo, halo_hi) =
             if self.spec.is_2d() { (r.top, r.mh - 1 - r.top) } else { (r.left, r.mw - 1 - r.left) };
         let mode = self.spec.mode;
-        let mut geo = match (self.spec.is_2d(), self.spec.axis) {
-            (false, Axis::Rows) => Geometry {
-                kind: Kind::Rows,
-                n: rows,
-                lines: 1,
-                unit: cols,
-                line_stride: 0,
-                lo: 0,
-                hi: 0,
-                mode,
-                cols,
-                channels,
-                chunk_units: 0,
-            },
-            (false, Axis::Columns) | (true, _) => Geometry {
-                kind: Kind::Bands,
-                n: rows,
-                lines: 1,
-                unit: cols * channels,
-                line_stride: 0,
-                lo: halo_lo,
-                hi: halo_hi,
-                mode,
-                cols,
-                channels,
-                chunk_units: 0,
-            },
+        // A 1D filter along the rows: whole rows, no halo (unless cut into
+        // segments below); along the columns, and in 2D: bands of rows.
+        let bands = self.spec.is_2d() || self.spec.axis == Axis::Columns;
+        let mut geo = Geometry {
+            kind: if bands { Kind::Bands } else { Kind::Rows },
+            n: rows,
+            lines: 1,
+            unit: cols * channels,
+            line_stride: 0,
+            lo: if bands { halo_lo } else { 0 },
+            hi: if bands { halo_hi } else { 0 },
+            mode,
+            cols,
+            channels,
+            chunk_units: 0,
         };
         let per_unit_slots = |g: &Geometry| g.unit.saturating_mul(size).saturating_mul(2 * self.slots);
         // Units per chunk the budget allows (each slot: input and output
@@ -1049,23 +1043,33 @@ impl Geometry {
         before.chain(after).map(move |p| ((p - start) as usize, p))
     }
 
+    /// The units of `piece` inside `0..n`.
+    fn inner(&self, piece: &Range<isize>) -> Range<usize> {
+        piece.start.max(0) as usize..piece.end.min(self.n as isize) as usize
+    }
+
     /// First element of unit `q` of line `l`.
     fn at(&self, line: usize, q: usize) -> usize {
         line * self.line_stride + q * self.unit
     }
 
+    /// The unit of `input` that ghost position `p` of line `line` copies.
+    fn ghost_unit<'s, S>(&self, input: &'s [S], line: usize, p: isize) -> &'s [S] {
+        let q = ghost_index(self.mode, p, self.n).expect("constant mode pieces stay inside the data");
+        let from = self.at(line, q);
+        &input[from..from + self.unit]
+    }
+
     /// Copies chunk `c`'s piece from `input` into `dst` (its length).
     fn gather<S: Sample>(&self, input: &[S], c: &ChunkDesc, dst: &mut [S]) {
         let piece = self.piece(c);
-        let inner = piece.start.max(0) as usize..(piece.end.min(self.n as isize)) as usize;
+        let inner = self.inner(&piece);
         let off = (inner.start as isize - piece.start) as usize * self.unit;
         let len = inner.len() * self.unit;
         let from = self.at(c.line, inner.start);
         par_copy(&mut dst[off..off + len], &input[from..from + len]);
         for (i, p) in self.ghosts(&piece) {
-            let q = ghost_index(self.mode, p, self.n).expect("constant mode pieces stay inside the data");
-            let from = self.at(c.line, q);
-            dst[i * self.unit..(i + 1) * self.unit].copy_from_slice(&input[from..from + self.unit]);
+            dst[i * self.unit..(i + 1) * self.unit].copy_from_slice(self.ghost_unit(input, c.line, p));
         }
     }
 }
@@ -1273,10 +1277,10 @@ impl<'a, S: Sample> Slots<'a, S> {
                 }
             }
         }
-        let events = |on: bool| -> Result<Option<Event>> { if on { s_record(&gpu).map(Some) } else { Ok(None) } };
-        let e0 = events(timeline)?;
+        let event = || -> Result<Option<Event>> { if timeline { gpu.record_event().map(Some) } else { Ok(None) } };
+        let e0 = event()?;
         let d_in = s.d_in.as_mut().expect("allocated above");
-        let inner = piece.start.max(0) as usize..(piece.end.min(geo.n as isize)) as usize;
+        let inner = geo.inner(&piece);
         let inner_off = (inner.start as isize - piece.start) as usize * geo.unit;
         let ghosts = piece.len() - inner.len();
         if staged_in {
@@ -1301,9 +1305,7 @@ impl<'a, S: Sample> Slots<'a, S> {
                 let h = s.h_in.as_mut().expect("allocated above");
                 let before = (inner.start as isize - piece.start) as usize;
                 for (k, (_, p)) in geo.ghosts(&piece).enumerate() {
-                    let q = ghost_index(geo.mode, p, geo.n).expect("constant mode pieces stay inside the data");
-                    let from = geo.at(c.line, q);
-                    h[k * geo.unit..(k + 1) * geo.unit].copy_from_slice(&ctx.input[from..from + geo.unit]);
+                    h[k * geo.unit..(k + 1) * geo.unit].copy_from_slice(geo.ghost_unit(ctx.input, c.line, p));
                 }
                 let after = ghosts - before;
                 let u = geo.unit;
@@ -1319,7 +1321,7 @@ impl<'a, S: Sample> Slots<'a, S> {
                 }
             }
         }
-        let e1 = events(timeline)?;
+        let e1 = event()?;
         let d_out = s.d_out.as_mut().expect("allocated above");
         let pu = piece.len();
         {
@@ -1339,7 +1341,7 @@ impl<'a, S: Sample> Slots<'a, S> {
                 }
             }
         }
-        let e2 = events(timeline)?;
+        let e2 = event()?;
         let kept = geo.kept(&c);
         let src = d_out.view(kept.clone())?;
         if staged_out {
@@ -1354,7 +1356,7 @@ impl<'a, S: Sample> Slots<'a, S> {
             // (`complete`, or the Slots drop before the run returns).
             unsafe { s.stream.dtoh_async(&src, out)? };
         }
-        let e3 = events(timeline)?;
+        let e3 = event()?;
         let events = match (e0, e1, e2, e3) {
             (Some(a), Some(b), Some(c), Some(d)) => Some([a, b, c, d]),
             _ => None,
@@ -1362,10 +1364,6 @@ impl<'a, S: Sample> Slots<'a, S> {
         s.pending = Some(Pending { chunk: c.index, out, staged_out, events });
         Ok(())
     }
-}
-
-fn s_record(gpu: &Gpu) -> Result<Event> {
-    gpu.record_event()
 }
 
 #[cfg(test)]

@@ -603,7 +603,9 @@ impl<S: Sample> Filter1d<S> {
         output: &mut DeviceViewMut<S>,
         shape: Shape,
     ) -> Result<BatchPlan> {
-        let first = if self.masks > 1 { part.unwrap_or(0) } else { 0 };
+        // One mask serves every signal: no part to offset into.
+        let part = part.filter(|_| self.masks > 1);
+        let first = part.unwrap_or(0);
         input.check_gpu(&self.gpu, "filter1d")?;
         output.check_gpu(&self.gpu, "filter1d")?;
         shape.check(input.len(), output.len())?;
@@ -611,7 +613,7 @@ impl<S: Sample> Filter1d<S> {
         let size = std::mem::size_of::<S>();
         let aligned = |p: DevicePtr, pitch: usize| p.0.is_multiple_of(16) && (pitch * size).is_multiple_of(16);
         let vector = aligned(src, shape.in_pitch) && aligned(dst, shape.out_pitch);
-        let plan = self.plan_with(shape, vector, part.filter(|_| self.masks > 1))?;
+        let plan = self.plan_with(shape, vector, part)?;
         if plan.signals == 0 || plan.len == 0 {
             return Ok(plan);
         }
