@@ -21,6 +21,7 @@ mod common;
 
 use coalesce::conv::batch::{Axis, Filter1d, Sample, Shape, left_for_origin};
 use coalesce::conv::channels::{Filter2d, Image};
+use coalesce::conv::reference::Checked;
 use coalesce::conv::reference_batch::{filter1d, filter2d, first_mismatch};
 use coalesce::conv::{Boundary, ConvElem, ConvOp};
 use coalesce::half::bf16;
@@ -61,16 +62,21 @@ struct Case {
 
 /// The reference over the whole data, written back by `S`'s output rule.
 fn reference<S: Sample>(case: &Case, input: &[S]) -> Vec<S> {
+    checked(case, input).iter().map(|c| S::from_f64(c.value)).collect()
+}
+
+/// The reference over the whole data in `f64`, each value with the bound
+/// an accumulation in `S::Acc` meets.
+fn checked<S: Sample>(case: &Case, input: &[S]) -> Vec<Checked> {
     let x: Vec<f64> = input.iter().map(|v| v.to_f64()).collect();
     let l = case.layout;
-    let checked = if case.spec.is_2d() {
+    if case.spec.is_2d() {
         let img = Image::new(l.cols, l.rows, l.channels).unwrap();
         filter2d::<S::Acc>(&x, img, &case.corr, case.size, case.left, case.mode, case.cval).unwrap()
     } else {
         let shape = Shape::new(l.rows, l.cols);
         filter1d::<S::Acc>(&x, shape, case.axis, &case.corr, case.size.0, case.left.0, case.mode, case.cval).unwrap()
-    };
-    checked.iter().map(|c| S::from_f64(c.value)).collect()
+    }
 }
 
 /// A 1D case: `masks` masks of `w` taps (1 or one per signal).
@@ -258,9 +264,8 @@ fn in_memory<S: Sample>(gpu: &Gpu, case: &Case, input: &[S]) -> Vec<S> {
     let l = case.layout;
     let d_in = gpu.upload(input).unwrap();
     let mut d_out = gpu.upload(&poison::<S>(input.len())).unwrap();
-    let x: Vec<f64> = input.iter().map(|v| v.to_f64()).collect();
     let acc = |t: &[f64]| -> Vec<S::Acc> { t.iter().map(|&v| S::Acc::from_f64(v)).collect() };
-    let checked = match case.spec.mask() {
+    match case.spec.mask() {
         coalesce::streaming::Mask::Line { taps, width } => {
             let f = Filter1d::<S>::depthwise(gpu, &acc(taps), *width, case.op, case.mode)
                 .unwrap()
@@ -271,8 +276,6 @@ fn in_memory<S: Sample>(gpu: &Gpu, case: &Case, input: &[S]) -> Vec<S> {
                 .unwrap();
             let shape = Shape::new(l.rows, l.cols);
             f.run(&d_in.as_view(), &mut d_out.as_view_mut(), shape).unwrap();
-            filter1d::<S::Acc>(&x, shape, case.axis, &case.corr, case.size.0, case.left.0, case.mode, case.cval)
-                .unwrap()
         }
         coalesce::streaming::Mask::Plane { taps, width, height } => {
             let f = Filter2d::<S>::per_channel(gpu, &acc(taps), *width, *height, case.op, case.mode)
@@ -282,12 +285,11 @@ fn in_memory<S: Sample>(gpu: &Gpu, case: &Case, input: &[S]) -> Vec<S> {
                 .unwrap();
             let img = Image::new(l.cols, l.rows, l.channels).unwrap();
             f.run(&d_in.as_view(), &mut d_out.as_view_mut(), img).unwrap();
-            filter2d::<S::Acc>(&x, img, &case.corr, case.size, case.left, case.mode, case.cval).unwrap()
         }
         m => panic!("no in-memory form for {m:?}"),
-    };
+    }
     let got = d_out.to_vec().unwrap();
-    if let Some((i, g, want)) = first_mismatch(&got, &checked) {
+    if let Some((i, g, want)) = first_mismatch(&got, &checked(case, input)) {
         panic!("{} in-memory {case:?}: element {i} is {g}, reference {want:?}", S::NAME);
     }
     got
@@ -430,16 +432,7 @@ fn gpu_threads_stream_on_one_handle() {
                     let case = &all[(t * 12 + k) % all.len()];
                     let len = case.layout.len().unwrap();
                     let input: Vec<f32> = common::samples(&mut rng, len);
-                    let x: Vec<f64> = input.iter().map(|v| f64::from(*v)).collect();
-                    let l = case.layout;
-                    let want = if case.spec.is_2d() {
-                        let img = Image::new(l.cols, l.rows, l.channels).unwrap();
-                        filter2d::<f32>(&x, img, &case.corr, case.size, case.left, case.mode, case.cval).unwrap()
-                    } else {
-                        let shape = Shape::new(l.rows, l.cols);
-                        let (w, left) = (case.size.0, case.left.0);
-                        filter1d::<f32>(&x, shape, case.axis, &case.corr, w, left, case.mode, case.cval).unwrap()
-                    };
+                    let want = checked(case, &input);
                     let units = rng.random_range(1..=case.units.max(1));
                     let mut out = poison::<f32>(len);
                     Streaming::new(case.spec.clone())
