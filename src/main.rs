@@ -316,6 +316,12 @@ struct ConvArgs {
     /// 2D images of interleaved channels (1, 3, 4), comma-separated: a 4096x4096 image, 5x5 box, per --dtype.
     #[arg(long, value_delimiter = ',')]
     channels: Option<Vec<usize>>,
+    /// Box sizes of the channels workloads, comma-separated (5 = 5x5) [default: 5].
+    #[arg(long, value_delimiter = ',')]
+    channel_masks: Option<Vec<usize>>,
+    /// Image side of the channels workloads [default: 4096].
+    #[arg(long)]
+    channel_side: Option<usize>,
     /// Only the batched and channels workloads (implies --batch default and --channels 3 when not given).
     #[arg(long, conflicts_with_all = ["only_1d", "only_2d"])]
     only_batch: bool,
@@ -356,16 +362,20 @@ fn channel_workloads(args: &ConvArgs) -> Result<Vec<conv_batch::ChannelWorkload>
         None if args.only_batch => vec![3],
         None => return Ok(Vec::new()),
     };
-    counts
-        .into_iter()
-        .map(|channels| {
-            if coalesce::conv::channels::CHANNELS.contains(&channels) {
-                Ok(conv_batch::ChannelWorkload { channels, ..conv_batch::ChannelWorkload::DEFAULT })
-            } else {
-                Err(BenchError::Options(format!("--channels {channels}: images have 1, 3 or 4 channels")))
-            }
-        })
-        .collect()
+    let default = conv_batch::ChannelWorkload::DEFAULT;
+    let masks = args.channel_masks.clone().unwrap_or(vec![default.mask]);
+    let side = args.channel_side.unwrap_or(default.side);
+    if side == 0 || masks.contains(&0) {
+        return Err(BenchError::Options("--channel-side and --channel-masks take positive sizes".into()));
+    }
+    let mut out = Vec::new();
+    for channels in counts {
+        if !coalesce::conv::channels::CHANNELS.contains(&channels) {
+            return Err(BenchError::Options(format!("--channels {channels}: images have 1, 3 or 4 channels")));
+        }
+        out.extend(masks.iter().map(|&mask| conv_batch::ChannelWorkload { side, channels, mask }));
+    }
+    Ok(out)
 }
 
 fn conv_bench(gpu: &Gpu, args: &ConvArgs) -> Result<(), BenchError> {

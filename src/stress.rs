@@ -288,9 +288,16 @@ impl Ctx<'_> {
         let (w, h) = (self.side(rng).min(700), self.side(rng).min(700));
         let (mw, mh) = (rng.random_range(1..=7usize), rng.random_range(1..=7usize));
         let per_channel = rng.random_bool(0.5);
-        let taps: Vec<S::Acc> = (0..if per_channel { channels } else { 1 } * mw * mh)
-            .map(|_| S::Acc::from_f64(rng.random_range(-1.0f64..2.0) / (mw * mh) as f64))
-            .collect();
+        let count = if per_channel { channels } else { 1 };
+        // Half the masks are outer products of box-like rows and columns
+        // (exact in f32), which run on the separable kernels.
+        let taps: Vec<S::Acc> = if rng.random_bool(0.5) {
+            let col: Vec<f64> = (0..mh).map(|_| rng.random_range(1..=4) as f64 / 8.0).collect();
+            let row: Vec<f64> = (0..mw).map(|_| rng.random_range(1..=4) as f64 / (8 * mw) as f64).collect();
+            (0..count).flat_map(|_| col.iter().flat_map(|c| row.iter().map(move |r| S::Acc::from_f64(c * r)))).collect()
+        } else {
+            (0..count * mw * mh).map(|_| S::Acc::from_f64(rng.random_range(-1.0f64..2.0) / (mw * mh) as f64)).collect()
+        };
         let mode = pick(rng, &Boundary::ALL);
         let filter = if per_channel {
             Filter2d::<S>::per_channel(self.run, &taps, mw, mh, ConvOp::Convolve, mode)

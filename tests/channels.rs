@@ -31,15 +31,35 @@ struct Case {
     mode: Boundary,
     cval: f64,
     origin: (isize, isize),
+    /// Masks that are outer products (exact in `f32`): the separable
+    /// kernels run for every type that accumulates in `f32`.
+    separable: bool,
 }
 
 fn run_case<S: Sample>(gpu: &Gpu, rng: &mut StdRng, seed: u64, case: Case) {
-    let Case { img, mw, mh, per_channel, op, mode, cval, origin } = case;
+    let Case { img, mw, mh, per_channel, op, mode, cval, origin, separable } = case;
     let what = format!("{} {case:?} (seed {seed})", S::NAME);
     let count = if per_channel { img.channels } else { 1 };
     let scale = 1.0 / (mw * mh) as f64;
-    let masks: Vec<S::Acc> =
-        (0..count * mw * mh).map(|_| S::Acc::from_f64(rng.random_range(-1.0f64..2.0) * scale)).collect();
+    let masks: Vec<S::Acc> = if separable {
+        // Dyadic factors of a few bits: their products are exact.
+        // The first is never zero, so no mask is all zeros (those are left
+        // to the general kernels).
+        let factor = |rng: &mut StdRng, n: usize| -> Vec<f64> {
+            let unit = 2f64.powi(-(n.next_power_of_two().trailing_zeros() as i32) - 3);
+            (0..n)
+                .map(|i| if i == 0 { rng.random_range(1i32..=12) } else { rng.random_range(-4i32..=12) } as f64 * unit)
+                .collect()
+        };
+        (0..count)
+            .flat_map(|_| {
+                let (col, row) = (factor(rng, mh), factor(rng, mw));
+                col.into_iter().flat_map(move |c| row.clone().into_iter().map(move |r| S::Acc::from_f64(c * r)))
+            })
+            .collect()
+    } else {
+        (0..count * mw * mh).map(|_| S::Acc::from_f64(rng.random_range(-1.0f64..2.0) * scale)).collect()
+    };
     let filter = if per_channel {
         Filter2d::<S>::per_channel(gpu, &masks, mw, mh, op, mode)
     } else {
@@ -57,6 +77,9 @@ fn run_case<S: Sample>(gpu: &Gpu, rng: &mut StdRng, seed: u64, case: Case) {
     let plan = filter
         .run(&d_in.as_view(), &mut d_out.view_mut(0..out_len).unwrap(), img)
         .unwrap_or_else(|e| panic!("{what}: {e}"));
+    let factored = separable && S::NAME != "f64" && mw >= 2 && mh >= 2;
+    assert_eq!(plan.separable(), factored, "{what}: {} ran", plan.kernel);
+    assert_eq!(filter.factors().is_some(), factored, "{what}");
     let got = d_out.to_vec().unwrap();
     let values: Vec<f64> = input.iter().map(|v| v.to_f64()).collect();
     let taps: Vec<f64> = filter.taps().iter().map(|t| t.to_f64()).collect();
@@ -119,11 +142,126 @@ fn spread<S: Sample>(gpu: &Gpu) {
                     mode: Boundary::ALL[k % 5],
                     cval: if k.is_multiple_of(3) { 2.5 } else { -1.25 },
                     origin: (ends(mh, k), ends(mw, k + 1)),
+                    separable: false,
                 };
                 run_case::<S>(gpu, &mut rng, seed, case);
             }
         }
     }
+}
+
+/// Rank-1 masks on the separable kernels: every channel count, mode,
+/// both operations, origins at both ends, odd, even and wide masks;
+/// images of one pixel, narrower and wider than a tile (several tiles in
+/// both directions, so interior tiles take the asynchronous copies), dense,
+/// pitched at 16-byte multiples, and pitched unaligned.
+fn separable_spread<S: Sample>(gpu: &Gpu) {
+    let (mut rng, seed) = common::rng();
+    let masks = [(3, 3), (5, 5), (2, 6), (4, 2), (17, 9), (7, 31)];
+    let mut k = 0usize;
+    for channels in [1, 3, 4] {
+        let size = std::mem::size_of::<S>();
+        let aligned = |w: usize| (w * channels).next_multiple_of(16) + 16;
+        let images = [
+            Image::new(1, 1, channels).unwrap(),
+            Image::new(37, 5, channels).unwrap(),
+            Image::new(600, 100, channels).unwrap().with_pitches(aligned(600), aligned(600) + 16 / size),
+            Image::new(301, 77, channels).unwrap().with_pitches(301 * channels + 3, 301 * channels + 1),
+            Image::new(256, 64, channels).unwrap(),
+        ];
+        for img in images {
+            for &(mw, mh) in &masks {
+                k += 1;
+                let ends = |w: usize, which: usize| match which % 3 {
+                    0 => 0,
+                    1 => -((w / 2) as isize),
+                    _ => ((w - 1) / 2) as isize,
+                };
+                let case = Case {
+                    img,
+                    mw,
+                    mh,
+                    per_channel: k.is_multiple_of(2),
+                    op: ConvOp::ALL[(k / 2) % 2],
+                    mode: Boundary::ALL[k % 5],
+                    cval: if k.is_multiple_of(3) { 2.5 } else { -1.25 },
+                    origin: (ends(mh, k + 1), ends(mw, k)),
+                    separable: true,
+                };
+                run_case::<S>(gpu, &mut rng, seed, case);
+            }
+        }
+    }
+}
+
+#[test]
+fn separable_masks_every_type() {
+    let gpu = gpu_or_skip!();
+    separable_spread::<f32>(&gpu);
+    separable_spread::<u8>(&gpu);
+    separable_spread::<u16>(&gpu);
+    separable_spread::<f16>(&gpu);
+    separable_spread::<f64>(&gpu);
+    if gpu.info().cc_major >= 8 {
+        separable_spread::<bf16>(&gpu);
+    }
+}
+
+/// scipy's `gaussian_filter` on an RGB image runs on the separable kernel
+/// and stays within the general kernel's bound.
+fn gaussian_on<S: Sample>(gpu: &Gpu) {
+    let (mut rng, seed) = common::rng();
+    let img = Image::new(301, 203, 3).unwrap();
+    let filter = Filter2d::<S>::gaussian(gpu, 2.0, 1.5, 4.0, Boundary::Reflect).unwrap();
+    assert!(filter.factors().is_some(), "{}: the Gaussian factors", S::NAME);
+    let n = 301 * 203 * 3;
+    let input: Vec<S> = common::samples(&mut rng, n);
+    let d_in = gpu.upload(&input).unwrap();
+    let mut d_out = gpu.alloc_zeroed::<S>(n).unwrap();
+    d_out.fill_bytes(common::POISON).unwrap();
+    let plan = filter.run(&d_in.as_view(), &mut d_out.as_view_mut(), img).unwrap();
+    assert!(plan.separable(), "{}: {} ran", S::NAME, plan.kernel);
+    let got = d_out.to_vec().unwrap();
+    let values: Vec<f64> = input.iter().map(|v| v.to_f64()).collect();
+    let taps: Vec<f64> = filter.taps().iter().map(|t| t.to_f64()).collect();
+    let (mw, mh) = filter.size();
+    let want = filter2d::<S::Acc>(&values, img, &taps, (mw, mh), filter.left(), Boundary::Reflect, 0.0).unwrap();
+    let bad = (0..n).filter(|&i| !sample_matches(got[i], &want[i])).count();
+    assert_eq!(bad, 0, "{} Gaussian 2 x 1.5 (seed {seed}): {bad} of {n} wrong", S::NAME);
+}
+
+#[test]
+fn gaussian_runs_separable() {
+    let gpu = gpu_or_skip!();
+    gaussian_on::<u8>(&gpu);
+    gaussian_on::<f32>(&gpu);
+    gaussian_on::<u16>(&gpu);
+}
+
+/// The factoring rule, without a GPU: rank-1 masks factor (zeros kept
+/// exactly), a perturbed tap beyond the tolerance does not, nor do masks
+/// of one row or column.
+#[test]
+fn factoring_rule() {
+    use coalesce::conv::channels::factor_mask;
+    let (col, row) = ([0.5, -1.25, 2.0], [0.25, 0.0, 1.5, -3.0]);
+    let mask: Vec<f64> = col.iter().flat_map(|c| row.iter().map(move |r| c * r)).collect();
+    let (r, c) = factor_mask(&mask, 4, 3).expect("rank 1");
+    for i in 0..3 {
+        for j in 0..4 {
+            assert_eq!(c[i] as f64 * r[j] as f64, mask[i * 4 + j]);
+        }
+    }
+    let mut bent = mask.clone();
+    bent[6] *= 1.0 + 1e-5;
+    assert!(factor_mask(&bent, 4, 3).is_none());
+    let mut hole = mask.clone();
+    hole[0] = 0.0;
+    assert!(factor_mask(&hole, 4, 3).is_none());
+    assert!(factor_mask(&[1.0; 5], 5, 1).is_none());
+    assert!(factor_mask(&[0.0; 9], 3, 3).is_none());
+    let boxed = vec![(1.0f32 / 25.0) as f64; 25];
+    assert!(factor_mask(&boxed, 5, 5).is_some());
 }
 
 #[test]
@@ -183,6 +321,7 @@ fn rgb_box_and_threads() {
         mode: Boundary::Reflect,
         cval: 0.0,
         origin: (0, 0),
+        separable: false,
     };
     run_case::<u8>(&gpu, &mut rng, seed, case);
     std::thread::scope(|s| {
@@ -201,6 +340,7 @@ fn rgb_box_and_threads() {
                         mode: Boundary::ALL[(t + k) % 5],
                         cval: 1.5,
                         origin: (0, 0),
+                        separable: k % 2 == 1,
                     };
                     match t {
                         0 => run_case::<u8>(&g, &mut rng, seed, case),

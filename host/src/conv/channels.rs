@@ -33,13 +33,15 @@
 use std::sync::Arc;
 
 pub use coalesce_kernels::conv::batch::{CHAN_OUTPUTS, CHAN_ROWS, CHAN_X, CHAN_Y, chan_shared_elems};
+pub use coalesce_kernels::conv::sepchan::{SEPC_ROWS, SEPC_THREADS, sepc_shared_bytes, sepc_tiles};
 
 use super::batch::{Sample, left_for_origin};
 use super::{Boundary, ConvElem, ConvOp};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
-use crate::launch::{KernelArg, LaunchConfig};
+use crate::launch::{DevicePtr, KernelArg, LaunchConfig};
 use crate::memory::{DeviceBuffer, DeviceView, DeviceViewMut};
+use coalesce_kernels::conv::batch::FLAG_VECTOR;
 
 /// The channel counts the kernels take.
 pub const CHANNELS: [usize; 3] = [1, 3, 4];
@@ -135,6 +137,19 @@ pub struct ChanPlan {
     pub grid: u32,
     /// Dynamic shared memory per block, bytes.
     pub shared_bytes: u32,
+    /// Threads per block.
+    pub threads: u32,
+    /// Tile width in pixels of the separable kernels (0 for the general
+    /// ones).
+    pub tile_px: u32,
+}
+
+impl ChanPlan {
+    /// Whether the separable kernel runs (the mask factors; see
+    /// [`Filter2d::factors`]).
+    pub fn separable(&self) -> bool {
+        self.tile_px > 0
+    }
 }
 
 macro_rules! chan_names {
@@ -146,6 +161,75 @@ macro_rules! chan_names {
     };
 }
 chan_names!("f32", "f64", "f16", "bf16", "u8", "u16");
+
+macro_rules! sepc_names {
+    ($($ty:literal),*) => {
+        /// Per type: the separable kernels for 1, 3 and 4 channels.
+        const SEP_KERNELS: &[(&str, [&str; 3])] = &[$(($ty, [
+            concat!("conv2d_sepc1_", $ty), concat!("conv2d_sepc3_", $ty), concat!("conv2d_sepc4_", $ty),
+        ])),*];
+    };
+}
+sepc_names!("f32", "f16", "bf16", "u8", "u16");
+
+/// The separable kernel for storage type `ty` and `channels` (1, 3 or
+/// 4); `f64` has none.
+pub fn separable_kernel_name(ty: &str, channels: usize) -> Option<&'static str> {
+    let names = SEP_KERNELS.iter().find(|(t, _)| *t == ty)?.1;
+    CHANNELS.iter().position(|&c| c == channels).map(|i| names[i])
+}
+
+/// Unit roundoff of `f32`.
+const F32_U: f64 = 1.0 / 16_777_216.0;
+
+/// How far `col[i] · row[j]` may stray from an `mh × mw` mask's tap
+/// (relative) for the separable kernels to stay within the bound the
+/// general kernels are tested at, `(mw·mh + 1)·u·Σ|terms|`: a separable
+/// sum rounds `mw + mh` times, so `(mw − 1)(mh − 1)` units are left for
+/// the factors (at most 4 are used).
+fn factor_tolerance(mw: usize, mh: usize) -> f64 {
+    ((mw - 1) * (mh - 1)).min(4) as f64 * F32_U
+}
+
+/// Whether `row` and `col` reproduce `mask` (`mh × mw`, row-major) within
+/// [`factor_tolerance`]: zeros exactly, every tap finite.
+fn factors_match(mask: &[f64], mw: usize, mh: usize, row: &[f32], col: &[f32]) -> bool {
+    let tol = factor_tolerance(mw, mh);
+    (0..mh).all(|i| {
+        (0..mw).all(|j| {
+            let (m, q) = (mask[i * mw + j], col[i] as f64 * row[j] as f64);
+            m.is_finite() && q.is_finite() && if m == 0.0 { q == 0.0 } else { (q - m).abs() <= tol * m.abs() }
+        })
+    })
+}
+
+/// `mask` (`mh × mw`, row-major, `f32` values) as `(row, col)` with
+/// `mask[i][j] ≈ col[i] · row[j]` (see [`factors_match`]), if it has
+/// rank 1; masks of one row or one column are left to the general
+/// kernels.
+pub fn factor_mask(mask: &[f64], mw: usize, mh: usize) -> Option<(Vec<f32>, Vec<f32>)> {
+    if mw < 2 || mh < 2 || mask.len() != mw * mh {
+        return None;
+    }
+    let pivot = (0..mask.len()).max_by(|&a, &b| mask[a].abs().total_cmp(&mask[b].abs()))?;
+    let (i0, j0) = (pivot / mw, pivot % mw);
+    let p = mask[pivot];
+    if p == 0.0 || !p.is_finite() {
+        return None;
+    }
+    let row: Vec<f32> = (0..mw).map(|j| mask[i0 * mw + j] as f32).collect();
+    let col: Vec<f32> = (0..mh).map(|i| (mask[i * mw + j0] / p) as f32).collect();
+    factors_match(mask, mw, mh, &row, &col).then_some((row, col))
+}
+
+/// The factors of every mask of a filter, on the device as the separable
+/// kernels take them: every mask's row taps, then every mask's column
+/// taps.
+struct Factors {
+    rows: Vec<f32>,
+    cols: Vec<f32>,
+    dev: DeviceBuffer<f32>,
+}
 
 /// The kernel for storage type `ty` and `channels` (1, 3 or 4).
 pub fn kernel_name(ty: &str, channels: usize) -> Option<&'static str> {
@@ -168,6 +252,8 @@ pub struct Filter2d<S: Sample> {
     origin: (isize, isize),
     left: (usize, usize),
     dev: Arc<DeviceBuffer<S::Acc>>,
+    factors: Option<Arc<Factors>>,
+    use_factors: bool,
 }
 
 impl<S: Sample> Filter2d<S> {
@@ -196,7 +282,20 @@ impl<S: Sample> Filter2d<S> {
         let gx = super::gaussian_truncated::<f64>(sigma_x, truncate)?;
         let gy = super::gaussian_truncated::<f64>(sigma_y, truncate)?;
         let taps: Vec<S::Acc> = gy.iter().flat_map(|y| gx.iter().map(move |x| S::Acc::from_f64(x * y))).collect();
-        Self::build(gpu, &taps, gx.len(), gy.len(), ConvOp::Correlate, mode)
+        let mut filter = Self::build(gpu, &taps, gx.len(), gy.len(), ConvOp::Correlate, mode)?;
+        // The Gaussians' own factors, when the pivot's quotients stray
+        // past the tolerance (the taps are symmetric, so correlation order
+        // is the same).
+        if filter.factors.is_none() && separable_kernel_name(S::NAME, 1).is_some() {
+            let (row, col): (Vec<f32>, Vec<f32>) =
+                (gx.iter().map(|&v| v as f32).collect(), gy.iter().map(|&v| v as f32).collect());
+            let wide: Vec<f64> = filter.taps.iter().map(|t| t.to_f64()).collect();
+            if factors_match(&wide, gx.len(), gy.len(), &row, &col) && gx.len() >= 2 && gy.len() >= 2 {
+                let all: Vec<f32> = row.iter().chain(&col).copied().collect();
+                filter.factors = Some(Arc::new(Factors { dev: gpu.upload(&all)?, rows: row, cols: col }));
+            }
+        }
+        Ok(filter)
     }
 
     fn build<M: ConvElem>(gpu: &Gpu, masks: &[M], mw: usize, mh: usize, op: ConvOp, mode: Boundary) -> Result<Self> {
@@ -228,6 +327,21 @@ impl<S: Sample> Filter2d<S> {
             taps.extend(t.into_iter().map(|v| S::Acc::from_f64(v.to_f64())));
         }
         let dev = gpu.upload(&taps)?;
+        let factors = if separable_kernel_name(S::NAME, 1).is_some() {
+            let wide: Vec<f64> = taps.iter().map(|t| t.to_f64()).collect();
+            let parts: Option<Vec<_>> = wide.chunks(size).map(|m| factor_mask(m, mw, mh)).collect();
+            match parts {
+                Some(parts) => {
+                    let rows: Vec<f32> = parts.iter().flat_map(|(r, _)| r.iter().copied()).collect();
+                    let cols: Vec<f32> = parts.iter().flat_map(|(_, c)| c.iter().copied()).collect();
+                    let all: Vec<f32> = rows.iter().chain(&cols).copied().collect();
+                    Some(Arc::new(Factors { dev: gpu.upload(&all)?, rows, cols }))
+                }
+                None => None,
+            }
+        } else {
+            None
+        };
         let left = (left_for_origin(mw, 0, op)?, left_for_origin(mh, 0, op)?);
         Ok(Filter2d {
             gpu: gpu.clone(),
@@ -241,7 +355,28 @@ impl<S: Sample> Filter2d<S> {
             origin: (0, 0),
             left,
             dev: Arc::new(dev),
+            factors,
+            use_factors: true,
         })
+    }
+
+    /// This filter with the separable kernels allowed (`true`, the
+    /// default) or not: a mask that factors (see [`Filter2d::factors`])
+    /// runs on them unless this is `false`.
+    pub fn with_separable(mut self, allow: bool) -> Self {
+        self.use_factors = allow;
+        self
+    }
+
+    /// The mask's factors `(row, column)`, every mask's `mw` row taps then
+    /// every mask's `mh` column taps (correlation order), when every mask
+    /// is the outer product of a column and a row within the
+    /// accumulation's rounding: then the separable kernels run, `mw + mh`
+    /// multiply-adds per output instead of `mw · mh`, within the same
+    /// error bound. Only types that accumulate in `f32`, masks of at least
+    /// 2 × 2.
+    pub fn factors(&self) -> Option<(&[f32], &[f32])> {
+        self.factors.as_deref().map(|f| (&f.rows[..], &f.cols[..]))
     }
 
     /// This filter with `cval`, the value outside the image in constant
@@ -262,7 +397,13 @@ impl<S: Sample> Filter2d<S> {
 
     /// This filter queued on `stream` (same masks, shared).
     pub fn on(&self, stream: &crate::Stream) -> Result<Self> {
-        Ok(Filter2d { gpu: self.gpu.on(stream)?, taps: self.taps.clone(), dev: self.dev.clone(), ..*self })
+        Ok(Filter2d {
+            gpu: self.gpu.on(stream)?,
+            taps: self.taps.clone(),
+            dev: self.dev.clone(),
+            factors: self.factors.clone(),
+            ..*self
+        })
     }
 
     /// `(mw, mh)`.
@@ -315,9 +456,12 @@ impl<S: Sample> Filter2d<S> {
                 ),
             });
         }
+        let limit = info.limits.max_shared_per_block_optin as usize;
+        if let Some(plan) = self.separable_plan(img, limit)? {
+            return Ok(plan);
+        }
         let kernel = kernel_name(S::NAME, img.channels).expect("every type has channel kernels");
         let bytes = chan_shared_elems(img.channels, self.mw, self.mh).saturating_mul(std::mem::size_of::<S::Acc>());
-        let limit = info.limits.max_shared_per_block_optin as usize;
         if bytes > limit {
             return Err(Error::InvalidArgument {
                 op: "filter2d",
@@ -331,7 +475,37 @@ impl<S: Sample> Filter2d<S> {
         let resident = info.sm_count.max(1).saturating_mul(per_sm.max(1)) as usize;
         let tiles = img.width.div_ceil(CHAN_X).saturating_mul(img.height.div_ceil(CHAN_ROWS));
         let grid = tiles.clamp(1, resident.min(info.limits.max_grid_dim[0] as usize)) as u32;
-        Ok(ChanPlan { kernel, grid, shared_bytes: bytes as u32 })
+        Ok(ChanPlan { kernel, grid, shared_bytes: bytes as u32, threads: (CHAN_X * CHAN_Y) as u32, tile_px: 0 })
+    }
+
+    /// The separable kernel's launch, when the mask factors, they are
+    /// allowed, and a tile fits: the widest tile of at most 76 KiB (three
+    /// blocks per SM on the H100), else the widest that fits.
+    fn separable_plan(&self, img: Image, limit: usize) -> Result<Option<ChanPlan>> {
+        let Some(kernel) = separable_kernel_name(S::NAME, img.channels) else { return Ok(None) };
+        // The kernels' tile geometry is 32-bit.
+        let small = img.width.saturating_mul(img.channels) < 1 << 30 && img.height < 1 << 30;
+        if self.factors.is_none() || !self.use_factors || !small {
+            return Ok(None);
+        }
+        let size = std::mem::size_of::<S>();
+        let bytes = |tile: usize| sepc_shared_bytes(img.channels, size, tile, self.mw, self.mh);
+        let tiles = sepc_tiles(img.channels);
+        let Some(tile) = tiles
+            .iter()
+            .copied()
+            .find(|&t| bytes(t) <= 76 * 1024)
+            .or_else(|| tiles.iter().copied().find(|&t| bytes(t) <= limit))
+        else {
+            return Ok(None);
+        };
+        let info = self.gpu.info();
+        let threads = SEPC_THREADS as u32;
+        let per_sm = self.gpu.max_active_blocks_per_sm(kernel, threads, bytes(tile))?;
+        let resident = info.sm_count.max(1).saturating_mul(per_sm.max(1)) as usize;
+        let count = img.width.div_ceil(tile).saturating_mul(img.height.div_ceil(SEPC_ROWS));
+        let grid = count.clamp(1, resident.min(info.limits.max_grid_dim[0] as usize)) as u32;
+        Ok(Some(ChanPlan { kernel, grid, shared_bytes: bytes(tile) as u32, threads, tile_px: tile as u32 }))
     }
 
     /// Filters `input` into `output`, both laid out as `img`,
@@ -346,6 +520,46 @@ impl<S: Sample> Filter2d<S> {
         }
         let (src, dst, masks) = (input.device_ptr(), output.device_ptr(), self.dev.device_ptr());
         let (width, height, in_pitch, out_pitch) = (img.width, img.height, img.in_pitch, img.out_pitch);
+        if let (true, Some(factors)) = (plan.separable(), &self.factors) {
+            let size = std::mem::size_of::<S>();
+            let aligned = |p: DevicePtr, pitch: usize| p.0.is_multiple_of(16) && (pitch * size).is_multiple_of(16);
+            let flags = if aligned(src, in_pitch) && aligned(dst, out_pitch) { FLAG_VECTOR } else { 0 };
+            let taps = factors.dev.device_ptr();
+            let per_channel = u32::from(self.masks > 1);
+            let (w, h) = (width as u32, height as u32);
+            let (mw, mh, lx, ly, mode) =
+                (self.mw as u32, self.mh as u32, self.left.0 as u32, self.left.1 as u32, self.mode.raw());
+            let cval = self.cval as f32;
+            let tile = plan.tile_px;
+            let args: [&dyn KernelArg; 16] = [
+                &src,
+                &dst,
+                &w,
+                &h,
+                &in_pitch,
+                &out_pitch,
+                &taps,
+                &per_channel,
+                &mw,
+                &mh,
+                &lx,
+                &ly,
+                &mode,
+                &cval,
+                &tile,
+                &flags,
+            ];
+            let cfg = LaunchConfig::new(plan.grid, (plan.threads, 1, 1)).with_shared_mem(plan.shared_bytes);
+            // SAFETY: the views live on this GPU and hold `img` (checked),
+            // and cannot overlap; the factor buffer holds every mask's
+            // `mw` row taps then `mh` column taps, with masks 1 or the
+            // channel count (checked by the plan); left < mw and top < mh;
+            // the tile is a multiple of 16 pixels and the shared memory is
+            // the kernel's layout's for it; FLAG_VECTOR only when both
+            // bases and pitches are 16-byte aligned.
+            unsafe { self.gpu.launch(plan.kernel, &cfg, &args)? };
+            return Ok(plan);
+        }
         let stride = if self.masks > 1 { self.mw * self.mh } else { 0 };
         let (mw, mh, lx, ly, mode) =
             (self.mw as u32, self.mh as u32, self.left.0 as u32, self.left.1 as u32, self.mode.raw());

@@ -154,7 +154,7 @@ pub struct F16(pub u16);
 pub struct Bf16(pub u16);
 
 #[cfg(target_arch = "nvptx64")]
-mod kernels {
+pub(in crate::conv) mod kernels {
     #[cfg(target_feature = "sm_80")]
     use super::Bf16;
     use super::{
@@ -171,7 +171,7 @@ mod kernels {
 
     /// A storage type: how its values widen to the accumulation type,
     /// arrive in 16-byte chunks, and leave rounded.
-    pub(super) trait Storage: Copy {
+    pub(in crate::conv) trait Storage: Copy {
         /// The accumulation (and mask) type.
         type Acc: ConvElem;
         /// Elements per 16 bytes.
@@ -224,17 +224,33 @@ mod kernels {
     }
 
     /// `x` rounded to the nearest integer (ties to even), saturated to
-    /// `0..=max`; NaN gives 0 (`cvt.rni.u32.f32` saturates and maps NaN
-    /// to 0).
+    /// `0..=max`; NaN gives 0.
     #[inline(always)]
-    fn round_sat(x: f32, max: u32) -> u32 {
+    pub(in crate::conv) fn round_sat(x: f32, max: u32) -> u32 {
+        // Clamped first (`max.f32` returns the other operand for NaN, so
+        // NaN becomes 0), then rounded by the addition of 1.5 · 2^23: every
+        // sum lies in [2^23, 2^24), whose spacing is 1, so the addition
+        // (round to nearest, ties to even) leaves the integer in the low
+        // bits. Full-rate ALU work instead of the quarter-rate `cvt.rni`.
+        let c = x.max(0.0).min(max as f32);
         let v: u32;
-        // SAFETY: arithmetic only.
+        // SAFETY: arithmetic only. The subtraction is written in PTX: left
+        // to LLVM, a store of the low byte or half drops it (those bits are
+        // zero in 1.5 · 2^23) and stores the sum's register directly, which
+        // `ptxas` then converts as a float, saturating every value.
         unsafe {
-            asm!("cvt.rni.u32.f32 {v}, {x};", v = out(reg32) v, x = in(reg32) x,
+            asm!("sub.u32 {v}, {b}, 1262485504;", v = out(reg32) v, b = in(reg32) (c + 12_582_912.0).to_bits(),
                  options(pure, nomem, nostack, preserves_flags))
         };
-        if v > max { max } else { v }
+        v
+    }
+
+    /// `v` as `f32`, exactly, for `v < 2^23`: the bits of `2^23 + v`,
+    /// less `2^23` (full-rate ALU work instead of the quarter-rate
+    /// integer conversion).
+    #[inline(always)]
+    pub(in crate::conv) fn small_to_f32(v: u32) -> f32 {
+        f32::from_bits(0x4B00_0000 | v) - 8_388_608.0
     }
 
     /// [`Storage`] for `f32` and `f64`: stored as accumulated.
@@ -337,7 +353,7 @@ mod kernels {
         const V: usize = 16;
         #[inline(always)]
         fn widen(self) -> f32 {
-            self as f32
+            small_to_f32(self as u32)
         }
         #[inline(always)]
         fn narrow(a: f32) -> u8 {
@@ -358,7 +374,7 @@ mod kernels {
         const V: usize = 8;
         #[inline(always)]
         fn widen(self) -> f32 {
-            self as f32
+            small_to_f32(self as u32)
         }
         #[inline(always)]
         fn narrow(a: f32) -> u16 {

@@ -14,6 +14,8 @@
 //!   host sizes launches with.
 //! * [`conv2d`]: the 2D kernels (basic, constant mask, tiled, fast) and
 //!   the separable row and column passes, with their layouts.
+//! * [`sepchan`]: fused separable 2D filters over interleaved channels
+//!   (rank-1 masks), every storage type that accumulates in `f32`.
 //! * [`tensor`]: 1D convolution on tensor cores (sm_80 and newer, `f32`),
 //!   with `f32` accuracy from split TF32 products.
 //! * [`tensor2d`]: 2D convolution with large masks on tensor cores, the
@@ -27,6 +29,7 @@ pub mod conv1d;
 pub mod conv2d;
 #[cfg(target_arch = "nvptx64")]
 pub mod elem;
+pub mod sepchan;
 pub mod tensor;
 pub mod tensor2d;
 
@@ -88,6 +91,21 @@ pub const LAUNCH_BOUNDS_MIN_SM: u32 = 90;
 /// them. Every launch of these kernels uses at most `T` threads (256:
 /// [`conv1d`] uses 256-thread blocks, [`conv2d`] blocks of 32 × at most 8).
 pub const LAUNCH_BOUNDS: &[(&str, u32, u32)] = &[
+    ("conv2d_sepc1_f32", 256, 2),
+    ("conv2d_sepc3_f32", 256, 2),
+    ("conv2d_sepc4_f32", 256, 2),
+    ("conv2d_sepc1_f16", 256, 2),
+    ("conv2d_sepc3_f16", 256, 2),
+    ("conv2d_sepc4_f16", 256, 2),
+    ("conv2d_sepc1_bf16", 256, 2),
+    ("conv2d_sepc3_bf16", 256, 2),
+    ("conv2d_sepc4_bf16", 256, 2),
+    ("conv2d_sepc1_u8", 256, 2),
+    ("conv2d_sepc3_u8", 256, 2),
+    ("conv2d_sepc4_u8", 256, 2),
+    ("conv2d_sepc1_u16", 256, 2),
+    ("conv2d_sepc3_u16", 256, 2),
+    ("conv2d_sepc4_u16", 256, 2),
     ("conv1d_basic_f32", 256, 8),
     ("conv1d_const_f32", 256, 8),
     ("conv1d_tiled_f32", 256, 6),
