@@ -29,6 +29,17 @@
 //! outside the image follow the [`Boundary`] mode per axis, `cval` in
 //! constant mode. Types, accumulation and output rounding are those of
 //! [`super::batch`] (see [`Sample`]).
+//!
+//! # Masks that factor
+//!
+//! A mask that is the outer product of a column and a row (a box, a
+//! Gaussian, any rank-1 mask) runs on the separable kernels
+//! (`conv2d_sepc{1,3,4}_<type>`, every type but `f64`): `mw + mh`
+//! multiply-adds per output instead of `mw · mh`, within the same error
+//! bound as the general kernels. [`Filter2d`] finds the factors when it is
+//! built ([`Filter2d::factors`], [`factor_mask`] for the rule);
+//! [`Filter2d::with_separable`]`(false)` keeps the general kernels;
+//! [`ChanPlan::separable`] says which ran.
 
 use std::sync::Arc;
 
@@ -204,9 +215,12 @@ fn factors_match(mask: &[f64], mw: usize, mh: usize, row: &[f32], col: &[f32]) -
 }
 
 /// `mask` (`mh × mw`, row-major, `f32` values) as `(row, col)` with
-/// `mask[i][j] ≈ col[i] · row[j]` (see [`factors_match`]), if it has
-/// rank 1; masks of one row or one column are left to the general
-/// kernels.
+/// `mask[i][j] ≈ col[i] · row[j]`, if it has rank 1: the row is the
+/// pivot's (the largest tap's) row, each column tap the tap in the pivot's
+/// column over the pivot, rounded to `f32`; every product must lie within
+/// `min(4, (mw − 1)(mh − 1))` units of `f32` roundoff of its tap, zeros
+/// exactly, all finite. Masks of one row or one column are left to the
+/// general kernels.
 pub fn factor_mask(mask: &[f64], mw: usize, mh: usize) -> Option<(Vec<f32>, Vec<f32>)> {
     if mw < 2 || mh < 2 || mask.len() != mw * mh {
         return None;
