@@ -608,3 +608,58 @@ impl<S: Sample> std::fmt::Debug for Filter2d<S> {
             .finish_non_exhaustive()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use coalesce_kernels::conv::sepchan::{sepc_padded, sepc_plane, sepc_raw_row, sepc_span};
+
+    /// The separable kernels' shared-memory layout, as the kernels assume
+    /// it: every region 16-byte aligned, the raw row long enough for the
+    /// column pass at any alignment shift, the planes on distinct banks.
+    #[test]
+    fn separable_layout_invariants() {
+        for c in CHANNELS {
+            for size in [1usize, 2, 4] {
+                for tile in sepc_tiles(c) {
+                    for w in [1usize, 2, 3, 5, 8, 17, 31, 41] {
+                        let (px, py) = (sepc_padded(w), sepc_padded(w));
+                        let plane = sepc_plane(c, tile, w);
+                        assert_eq!(plane % 4, 0, "plane of {c} channels, tile {tile}, w {w}");
+                        assert!(plane >= SEPC_ROWS * sepc_span(tile, w));
+                        if c > 1 {
+                            assert_ne!(plane % 32, 0, "{c} channels' planes would start on one bank");
+                        }
+                        let v = 16 / size;
+                        let rw = sepc_raw_row(c, size, tile, w);
+                        assert_eq!(rw % v, 0, "raw rows in whole 16-byte chunks");
+                        // The column pass reads raw columns j + d, j < C·span, d < v.
+                        assert!(rw >= c * sepc_span(tile, w) + v - 1);
+                        // Taps and planes are f32; the raw tile starts 16-byte aligned.
+                        assert_eq!((c * (px + py) + c * plane) * 4 % 16, 0);
+                        let bytes = sepc_shared_bytes(c, size, tile, w, w);
+                        assert_eq!(bytes, (c * (px + py) + c * plane) * 4 + (SEPC_ROWS + py) * rw * size);
+                    }
+                }
+            }
+        }
+    }
+
+    /// A tile narrow enough for 76 KiB (three blocks per SM on the H100,
+    /// what `Filter2d` looks for first) exists for every mask up to 17 × 17
+    /// in every type and channel count. (Wider masks take a wider tile up to
+    /// the device's limit, else the general kernels.)
+    #[test]
+    fn separable_tiles_fit() {
+        for c in CHANNELS {
+            for size in [1usize, 2, 4] {
+                for w in [3usize, 5, 9, 17] {
+                    assert!(
+                        sepc_tiles(c).iter().any(|&t| sepc_shared_bytes(c, size, t, w, w) <= 76 * 1024),
+                        "{c} channels of {size}-byte elements, {w} x {w}"
+                    );
+                }
+            }
+        }
+    }
+}
