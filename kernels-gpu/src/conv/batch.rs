@@ -191,6 +191,26 @@ pub(in crate::conv) mod kernels {
         /// # Safety
         /// `addr` inside this block's shared memory, aligned for `Self`.
         unsafe fn ld_shared(addr: u32) -> Self;
+        /// [`Storage::widen`] in full-rate ALU instructions where the
+        /// plain conversion is quarter-rate (the integer types).
+        #[inline(always)]
+        fn widen_alu(self) -> Self::Acc {
+            self.widen()
+        }
+        /// [`Storage::narrow`] likewise.
+        #[inline(always)]
+        fn narrow_alu(a: Self::Acc) -> Self {
+            Self::narrow(a)
+        }
+        /// [`Storage::store4`] likewise.
+        ///
+        /// # Safety
+        /// As [`Storage::store4`].
+        #[inline(always)]
+        unsafe fn store4_alu(p: *mut Self, v: [Self::Acc; 4]) {
+            // SAFETY: the caller's contract.
+            unsafe { Self::store4(p, v) }
+        }
     }
 
     /// [`Storage::ld_shared`] for a type of `$bits` bits, built from the
@@ -224,9 +244,22 @@ pub(in crate::conv) mod kernels {
     }
 
     /// `x` rounded to the nearest integer (ties to even), saturated to
-    /// `0..=max`; NaN gives 0.
+    /// `0..=max`; NaN gives 0 (`cvt.rni.u32.f32` saturates and maps NaN
+    /// to 0).
     #[inline(always)]
-    pub(in crate::conv) fn round_sat(x: f32, max: u32) -> u32 {
+    fn round_sat(x: f32, max: u32) -> u32 {
+        let v: u32;
+        // SAFETY: arithmetic only.
+        unsafe {
+            asm!("cvt.rni.u32.f32 {v}, {x};", v = out(reg32) v, x = in(reg32) x,
+                 options(pure, nomem, nostack, preserves_flags))
+        };
+        if v > max { max } else { v }
+    }
+
+    /// [`round_sat`] in full-rate ALU instructions: the same result.
+    #[inline(always)]
+    fn round_sat_alu(x: f32, max: u32) -> u32 {
         // Clamped first (`max.f32` returns the other operand for NaN, so
         // NaN becomes 0), then rounded by the addition of 1.5 · 2^23: every
         // sum lies in [2^23, 2^24), whose spacing is 1, so the addition
@@ -249,7 +282,7 @@ pub(in crate::conv) mod kernels {
     /// less `2^23` (full-rate ALU work instead of the quarter-rate
     /// integer conversion).
     #[inline(always)]
-    pub(in crate::conv) fn small_to_f32(v: u32) -> f32 {
+    fn small_to_f32(v: u32) -> f32 {
         f32::from_bits(0x4B00_0000 | v) - 8_388_608.0
     }
 
@@ -353,7 +386,7 @@ pub(in crate::conv) mod kernels {
         const V: usize = 16;
         #[inline(always)]
         fn widen(self) -> f32 {
-            small_to_f32(self as u32)
+            self as f32
         }
         #[inline(always)]
         fn narrow(a: f32) -> u8 {
@@ -366,6 +399,21 @@ pub(in crate::conv) mod kernels {
             // SAFETY: the caller's contract (4-byte aligned).
             unsafe { *p.cast::<u32>() = word };
         }
+        #[inline(always)]
+        fn widen_alu(self) -> f32 {
+            small_to_f32(self as u32)
+        }
+        #[inline(always)]
+        fn narrow_alu(a: f32) -> u8 {
+            round_sat_alu(a, 255) as u8
+        }
+        #[inline(always)]
+        unsafe fn store4_alu(p: *mut u8, v: [f32; 4]) {
+            let b = v.map(|x| round_sat_alu(x, 255));
+            let word = b[0] | b[1] << 8 | b[2] << 16 | b[3] << 24;
+            // SAFETY: the caller's contract (4-byte aligned).
+            unsafe { *p.cast::<u32>() = word };
+        }
     }
 
     impl Storage for u16 {
@@ -374,7 +422,7 @@ pub(in crate::conv) mod kernels {
         const V: usize = 8;
         #[inline(always)]
         fn widen(self) -> f32 {
-            small_to_f32(self as u32)
+            self as f32
         }
         #[inline(always)]
         fn narrow(a: f32) -> u16 {
@@ -384,6 +432,19 @@ pub(in crate::conv) mod kernels {
         unsafe fn store4(p: *mut u16, v: [f32; 4]) {
             // SAFETY: the caller's contract (8-byte aligned).
             unsafe { store4_halves(p, v.map(|x| round_sat(x, 65535))) }
+        }
+        #[inline(always)]
+        fn widen_alu(self) -> f32 {
+            small_to_f32(self as u32)
+        }
+        #[inline(always)]
+        fn narrow_alu(a: f32) -> u16 {
+            round_sat_alu(a, 65535) as u16
+        }
+        #[inline(always)]
+        unsafe fn store4_alu(p: *mut u16, v: [f32; 4]) {
+            // SAFETY: the caller's contract (8-byte aligned).
+            unsafe { store4_halves(p, v.map(|x| round_sat_alu(x, 65535))) }
         }
     }
 
@@ -879,7 +940,7 @@ pub(in crate::conv) mod kernels {
                             let (p, r, e, _, _) = place(ii);
                             at[J] = p;
                             // SAFETY: row r, element e of the tile, inside the image.
-                            v[J] = unsafe { (*corner.add(r * a.in_pitch + e)).widen() };
+                            v[J] = unsafe { (*corner.add(r * a.in_pitch + e)).widen_alu() };
                         }
                     });
                     unroll!(const J in [0, 1, 2, 3, 4, 5, 6, 7] below LOADS => {
@@ -897,7 +958,7 @@ pub(in crate::conv) mod kernels {
                     let xx = map_index(ox + px as isize, width as isize, a.mode);
                     let v = match (yy, xx) {
                         // SAFETY: map_index returns indices inside the image.
-                        (Some(y), Some(x)) => unsafe { (*a.input.add(y * a.in_pitch + x * C + c)).widen() },
+                        (Some(y), Some(x)) => unsafe { (*a.input.add(y * a.in_pitch + x * C + c)).widen_alu() },
                         _ => a.cval,
                     };
                     // SAFETY: p lies in plane c.
@@ -934,7 +995,7 @@ pub(in crate::conv) mod kernels {
                         let y = y0 + ty * R + r;
                         if y < height {
                             // SAFETY: (y, x) lies inside the image.
-                            unsafe { *a.output.add(y * a.out_pitch + x * C + c) = S::narrow(v) };
+                            unsafe { *a.output.add(y * a.out_pitch + x * C + c) = S::narrow_alu(v) };
                         }
                     }
                 }

@@ -331,7 +331,7 @@ mod kernels {
                         let load = |row: u32| -> f32 {
                             // SAFETY: row < SEPC_ROWS + py (the raw tile's
                             // rows); column j + d < rw.
-                            let x = unsafe { S::ld_shared(col_addr + row * raw_row_bytes) }.widen();
+                            let x = unsafe { S::ld_shared(col_addr + row * raw_row_bytes) }.widen_alu();
                             if $check {
                                 let y = ey + row as i32;
                                 if col_out || y < 0 || y >= height as i32 { a.cval } else { x }
@@ -453,13 +453,13 @@ mod kernels {
                                     acc[(4 * M + 2) % C][(4 * M + 2) / C],
                                     acc[(4 * M + 3) % C][(4 * M + 3) / C],
                                 ];
-                                S::store4(out.add(4 * M), vals);
+                                S::store4_alu(out.add(4 * M), vals);
                             });
                         } else {
                             unroll!(const I in [0, 1, 2, 3] below 4 => {
                                 if x + (I as u32) < width {
                                     unroll!(const CC in [0, 1, 2, 3] below C => {
-                                        *out.add(I * C + CC) = S::narrow(acc[CC][I]);
+                                        *out.add(I * C + CC) = S::narrow_alu(acc[CC][I]);
                                     });
                                 }
                             });
