@@ -20,8 +20,8 @@ use coalesce::Gpu;
 use coalesce::bench::batch as conv_batch;
 use coalesce::bench::report::{Align, Table, human_bytes, parse_size};
 use coalesce::bench::{
-    self, BenchError, access, alignment, concurrency, constant, conv, copy, harness, local, matrix, reduce, stream,
-    texture, transfer, transpose,
+    self, BenchError, access, alignment, concurrency, constant, conv, copy, harness, local, matrix, reduce, run,
+    stream, texture, transfer, transpose,
 };
 use coalesce::inspect::{Access, Tools};
 
@@ -111,7 +111,7 @@ enum BenchCommand {
     Transpose(TransposeArgs),
     /// Constant memory: warp broadcast vs serialized reads, and the same
     /// patterns from global memory.
-    Constant(ConstantArgs),
+    Constant(constant::Constant),
     /// Texture memory: 2D convolution through the texture unit vs the
     /// shared-memory tiled kernels, and bilinear resizing.
     Texture(TextureArgs),
@@ -625,43 +625,6 @@ fn transpose_bench(gpu: &Gpu, args: &TransposeArgs) -> Result<(), BenchError> {
 }
 
 #[derive(Args)]
-struct ConstantArgs {
-    /// Threads per launch (one result each) [default: 2^20, 2^16 with --quick].
-    #[arg(long, value_parser = parse_elems)]
-    threads: Option<u64>,
-    /// Table reads per thread [default: 1024, 256 with --quick].
-    #[arg(long)]
-    iters: Option<u32>,
-    /// Kernels, comma-separated (constant_broadcast, constant_serialized, global_broadcast,
-    /// global_serialized) [default: all].
-    #[arg(long, value_delimiter = ',')]
-    variants: Option<Vec<String>>,
-    #[command(flatten)]
-    common: CommonArgs,
-}
-
-fn constant_bench(gpu: &Gpu, args: &ConstantArgs) -> Result<(), BenchError> {
-    let base =
-        if args.common.quick { constant::ConstantOptions::quick() } else { constant::ConstantOptions::default() };
-    let variants = match &args.variants {
-        Some(v) => v.iter().map(|v| v.parse()).collect::<Result<Vec<_>, _>>().map_err(BenchError::Options)?,
-        None => base.variants.clone(),
-    };
-    let threads = match args.threads {
-        Some(t) => usize::try_from(t).map_err(|_| BenchError::Options(format!("{t} threads: too many")))?,
-        None => base.threads,
-    };
-    let opts = constant::ConstantOptions {
-        threads,
-        iters: args.iters.unwrap_or(base.iters),
-        variants,
-        settings: args.common.settings(base.settings),
-        out_dir: args.common.out.clone(),
-    };
-    constant::run(gpu, &opts).map(|_| ())
-}
-
-#[derive(Args)]
 struct TextureArgs {
     /// Side of the square convolution image; 0 skips the convolution [default: 8192, 2048 with --quick].
     #[arg(long)]
@@ -790,7 +753,7 @@ fn main() -> ExitCode {
             local::run(gpu, &opts).map(|_| ())
         }),
         Command::Bench { suite: BenchCommand::Transpose(args) } => with_gpu(|gpu| transpose_bench(gpu, &args)),
-        Command::Bench { suite: BenchCommand::Constant(args) } => with_gpu(|gpu| constant_bench(gpu, &args)),
+        Command::Bench { suite: BenchCommand::Constant(args) } => with_gpu(|gpu| run::execute(gpu, &args).map(drop)),
         Command::Bench { suite: BenchCommand::Texture(args) } => with_gpu(|gpu| texture_bench(gpu, &args)),
         Command::Bench { suite: BenchCommand::Concurrency(args) } => with_gpu(|gpu| {
             let base = if args.common.quick {

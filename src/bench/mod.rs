@@ -30,6 +30,7 @@ pub mod local;
 pub mod matrix;
 pub mod reduce;
 pub mod report;
+pub mod run;
 pub mod stream;
 pub mod texture;
 pub mod transfer;
@@ -56,7 +57,7 @@ pub const SUITES: &[SuiteInfo] = &[
     alignment::SUITE,
     local::SUITE,
     transpose::SUITE,
-    constant::SUITE,
+    <constant::Constant as run::Suite>::INFO,
     texture::SUITE,
     concurrency::SUITE,
     stream::SUITE,
