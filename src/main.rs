@@ -86,12 +86,12 @@ enum BenchCommand {
         long: bool,
     },
     /// Copy bandwidth: scalar / vec2 / vec4 kernels vs cuMemcpyDtoD.
-    Copy(CopyArgs),
+    Copy(copy::Copy),
     /// Matrix add: row-major vs column-major vs pitched, and the
     /// sum_matrix_2d block-shape sweep.
     Matrix(MatrixArgs),
     /// Sums of f32 / i32 / f64: neighbored, interleaved, fast vs the DRAM floor.
-    Reduce(ReduceArgs),
+    Reduce(reduce::Reduce),
     /// Convolution: the lesson's 1D kernels and the fast one vs the DRAM
     /// floor and their CUDA C++ twins.
     Conv(Box<ConvArgs>),
@@ -181,23 +181,6 @@ impl CommonArgs {
 }
 
 #[derive(Args)]
-struct CopyArgs {
-    /// Smallest copy size (4096, 4KiB, 256MiB, 2GiB) [default: 4KiB, 64KiB with --quick].
-    #[arg(long, value_parser = parse_size)]
-    min_size: Option<u64>,
-    /// Largest copy size [default: 2GiB, 64MiB with --quick].
-    #[arg(long, value_parser = parse_size)]
-    max_size: Option<u64>,
-    /// Run the lesson's kernels as the lesson launches them (one access per
-    /// thread per step, 256 threads, grid capped at one wave) instead of the
-    /// tuned policy (8 accesses per thread, 512 threads, 8 waves).
-    #[arg(long)]
-    lesson_launch: bool,
-    #[command(flatten)]
-    common: CommonArgs,
-}
-
-#[derive(Args)]
 struct MatrixArgs {
     /// Only this part: `layouts` (row/column/pitched) or `sweep` (block shapes).
     #[arg(long, value_parser = ["layouts", "sweep"])]
@@ -221,30 +204,6 @@ struct MatrixArgs {
     common: CommonArgs,
 }
 
-#[derive(Args)]
-struct ReduceArgs {
-    /// Smallest element count: a number or 2^k [default: 2^20].
-    #[arg(long, value_parser = parse_elems)]
-    min_elems: Option<u64>,
-    /// Largest element count [default: 2^28, 2^24 with --quick].
-    #[arg(long, value_parser = parse_elems)]
-    max_elems: Option<u64>,
-    /// Element types, comma-separated (f32, i32, f64).
-    #[arg(long, value_delimiter = ',', default_values_t = ["f32".to_string(), "i32".to_string(), "f64".to_string()])]
-    types: Vec<String>,
-    /// Kernels, comma-separated (neighbored, interleaved, fast).
-    #[arg(long, value_delimiter = ',', default_values_t = ["neighbored".to_string(), "interleaved".to_string(), "fast".to_string()])]
-    variants: Vec<String>,
-    /// Threads per block.
-    #[arg(long, default_value_t = coalesce::ReducePolicy::TUNED.threads)]
-    threads: u32,
-    /// The fast kernel's grid cap in waves of resident blocks.
-    #[arg(long, default_value_t = coalesce::ReducePolicy::TUNED.waves)]
-    waves: u32,
-    #[command(flatten)]
-    common: CommonArgs,
-}
-
 /// `268435456` or `2^28`.
 fn parse_elems(text: &str) -> Result<u64, String> {
     let t = text.trim();
@@ -253,23 +212,6 @@ fn parse_elems(text: &str) -> Result<u64, String> {
         None => t.parse::<u64>().ok(),
     }
     .ok_or_else(|| format!("`{text}` is not an element count (a number or 2^k)"))
-}
-
-fn reduce_bench(gpu: &Gpu, args: &ReduceArgs) -> Result<(), BenchError> {
-    let base = if args.common.quick { reduce::ReduceOptions::quick() } else { reduce::ReduceOptions::default() };
-    let types = args.types.iter().map(|t| t.parse()).collect::<Result<Vec<_>, _>>().map_err(BenchError::Options)?;
-    let variants =
-        args.variants.iter().map(|v| v.parse()).collect::<Result<Vec<_>, _>>().map_err(BenchError::Options)?;
-    let opts = reduce::ReduceOptions {
-        min_elems: args.min_elems.unwrap_or(base.min_elems),
-        max_elems: args.max_elems.unwrap_or(base.max_elems),
-        types,
-        variants,
-        policy: coalesce::ReducePolicy { threads: args.threads, waves: args.waves },
-        settings: args.common.settings(base.settings),
-        out_dir: args.common.out.clone(),
-    };
-    reduce::run(gpu, &opts).map(|_| ())
 }
 
 #[derive(Args)]
@@ -694,18 +636,7 @@ fn main() -> ExitCode {
             list_suites(long);
             ExitCode::SUCCESS
         }
-        Command::Bench { suite: BenchCommand::Copy(args) } => with_gpu(|gpu| {
-            let base = if args.common.quick { copy::CopyOptions::quick() } else { copy::CopyOptions::default() };
-            let opts = copy::CopyOptions {
-                min_bytes: args.min_size.unwrap_or(base.min_bytes),
-                max_bytes: args.max_size.unwrap_or(base.max_bytes),
-                settings: args.common.settings(base.settings),
-                out_dir: args.common.out.clone(),
-                policy: if args.lesson_launch { coalesce::CopyPolicy::LESSON } else { coalesce::CopyPolicy::TUNED },
-                ..base
-            };
-            copy::run(gpu, &opts).map(|_| ())
-        }),
+        Command::Bench { suite: BenchCommand::Copy(args) } => with_gpu(|gpu| run::execute(gpu, &args).map(drop)),
         Command::Bench { suite: BenchCommand::Matrix(args) } => with_gpu(|gpu| {
             let base =
                 if args.common.quick { matrix::MatrixOptions::quick() } else { matrix::MatrixOptions::default() };
@@ -727,7 +658,7 @@ fn main() -> ExitCode {
             };
             matrix::run(gpu, &opts).map(|_| ())
         }),
-        Command::Bench { suite: BenchCommand::Reduce(args) } => with_gpu(|gpu| reduce_bench(gpu, &args)),
+        Command::Bench { suite: BenchCommand::Reduce(args) } => with_gpu(|gpu| run::execute(gpu, &args).map(drop)),
         Command::Bench { suite: BenchCommand::Conv(args) } => with_gpu(|gpu| conv_bench(gpu, &args)),
         Command::Bench { suite: BenchCommand::Transfer(args) } => with_gpu(|gpu| transfer_bench(gpu, &args)),
         Command::Bench { suite: BenchCommand::Access(args) } => with_gpu(|gpu| access_bench(gpu, &args)),

@@ -48,10 +48,10 @@ pub struct SuiteInfo {
 
 /// Every suite, in the order `bench list` shows them.
 pub const SUITES: &[SuiteInfo] = &[
-    copy::SUITE,
+    <copy::Copy as run::Suite>::INFO,
     conv::SUITE,
     matrix::SUITE,
-    reduce::SUITE,
+    <reduce::Reduce as run::Suite>::INFO,
     transfer::SUITE,
     access::SUITE,
     alignment::SUITE,

@@ -19,22 +19,13 @@
 //! Goal: the fast kernel at >= 93% of the floor at 2^28 elements, for `f32`
 //! and `i32` alike.
 
-use std::path::{Path, PathBuf};
-
-use serde::Serialize;
-
-use super::copy::{DeviceSummary, pattern_word};
-use super::harness::{self, Settings, Stats};
-use super::report::{self, Series, Table};
-use super::{BenchError, BenchResult, SuiteInfo};
+use super::copy::pattern_word;
+use super::harness;
+use super::report::Series;
+use super::run::{POISON, Rec, Run, Suite, parse_elems};
+use super::{BenchResult, SuiteInfo};
 use crate::reduce::cpu;
-use crate::{DeviceBuffer, Gpu, ReduceElem, ReducePolicy, ReduceVariant};
-
-/// This suite's entry in [`super::SUITES`].
-pub const SUITE: SuiteInfo = SuiteInfo {
-    name: "reduce",
-    about: "sums of f32/i32/f64: neighbored, interleaved and fast kernels vs the DRAM floor (DtoD), 2^20..2^28",
-};
+use crate::{DeviceBuffer, ReduceElem, ReducePolicy, ReduceVariant};
 
 /// The goal's size, elements.
 pub const GOAL_ELEMS: u64 = 1 << 28;
@@ -43,9 +34,34 @@ pub const GOAL_RATIO: f64 = 0.93;
 /// Most copies of one input in a pool.
 pub const MAX_POOL: u64 = 64;
 
+/// `coalesce bench reduce`.
+#[derive(clap::Args, Clone, Debug)]
+pub struct Reduce {
+    /// Smallest element count: a number or 2^k [default: 2^20].
+    #[arg(long, value_parser = parse_elems)]
+    pub min_elems: Option<u64>,
+    /// Largest element count [default: 2^28, 2^24 with --quick].
+    #[arg(long, value_parser = parse_elems)]
+    pub max_elems: Option<u64>,
+    /// Element types, comma-separated (f32, i32, f64).
+    #[arg(long, value_delimiter = ',', default_value = "f32,i32,f64")]
+    pub types: Vec<ElemType>,
+    /// Kernels, comma-separated (neighbored, interleaved, fast).
+    #[arg(long, value_delimiter = ',', default_value = "neighbored,interleaved,fast")]
+    pub variants: Vec<ReduceVariant>,
+    /// Threads per block.
+    #[arg(long, default_value_t = ReducePolicy::TUNED.threads)]
+    pub threads: u32,
+    /// The fast kernel's grid cap in waves of resident blocks.
+    #[arg(long, default_value_t = ReducePolicy::TUNED.waves)]
+    pub waves: u32,
+    /// The shared options.
+    #[command(flatten)]
+    pub common: super::run::Common,
+}
+
 /// Element types the suite sums.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ElemType {
     /// `f32`
     F32,
@@ -80,129 +96,6 @@ impl std::str::FromStr for ElemType {
     }
 }
 
-/// What the suite runs.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ReduceOptions {
-    /// Smallest element count (a power of two is used for each size).
-    pub min_elems: u64,
-    /// Largest element count.
-    pub max_elems: u64,
-    /// Element types.
-    pub types: Vec<ElemType>,
-    /// Kernel variants.
-    pub variants: Vec<ReduceVariant>,
-    /// Launch policy.
-    pub policy: ReducePolicy,
-    /// Warm-up, samples, batching.
-    pub settings: Settings,
-    /// Where `reduce.json` and `reduce.svg` go.
-    pub out_dir: PathBuf,
-}
-
-impl Default for ReduceOptions {
-    fn default() -> Self {
-        ReduceOptions {
-            min_elems: 1 << 20,
-            max_elems: GOAL_ELEMS,
-            types: ElemType::ALL.to_vec(),
-            variants: ReduceVariant::ALL.to_vec(),
-            policy: ReducePolicy::default(),
-            settings: Settings::default(),
-            out_dir: PathBuf::from("bench-out"),
-        }
-    }
-}
-
-impl ReduceOptions {
-    /// A smoke run: 2^20..2^24 elements, 5 samples.
-    pub fn quick() -> Self {
-        ReduceOptions {
-            max_elems: 1 << 24,
-            settings: Settings { reps: 5, ..Settings::default() },
-            ..ReduceOptions::default()
-        }
-    }
-}
-
-/// One variant at one size.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct VariantResult {
-    /// `neighbored`, `interleaved`, `fast`.
-    pub variant: &'static str,
-    /// Bytes read / median time, GB/s.
-    pub gbps: f64,
-    /// floor time / median time.
-    pub of_floor: f64,
-    /// Time statistics of one whole sum (all passes).
-    pub stats: Stats,
-    /// Kernel launches per sum and the first pass's grid and block.
-    pub passes: usize,
-    /// First pass's grid.
-    pub grid: u32,
-    /// Threads per block.
-    pub threads: u32,
-}
-
-/// One type at one size.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct SizeResult {
-    /// Element type.
-    pub elem: ElemType,
-    /// Elements summed.
-    pub elems: u64,
-    /// Bytes read by one sum.
-    pub bytes: u64,
-    /// Copies of the input rotated over.
-    pub pool: u64,
-    /// True when the pool is under 2× L2.
-    pub l2_resident: bool,
-    /// `cuMemcpyDtoD` of the input: bytes read + written / median, GB/s.
-    pub dtod_gbps: f64,
-    /// The floor: bytes read at the DtoD bandwidth, ms.
-    pub floor_ms: f64,
-    /// Per variant.
-    pub variants: Vec<VariantResult>,
-}
-
-/// The goal, evaluated per type.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Goal {
-    /// Element type.
-    pub elem: ElemType,
-    /// The fast kernel's fraction of the floor at [`GOAL_ELEMS`], if measured.
-    pub of_floor: Option<f64>,
-    /// Met?
-    pub met: Option<bool>,
-}
-
-/// Everything measured; written as `reduce.json`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct ReduceReport {
-    /// `"reduce"`.
-    pub suite: &'static str,
-    /// The device.
-    pub device: DeviceSummary,
-    /// How each figure was measured.
-    pub settings: Settings,
-    /// Threads per block and waves of the fast kernel.
-    pub threads: u32,
-    /// Grid cap of the fast kernel in waves.
-    pub waves: u32,
-    /// Units.
-    pub units: &'static str,
-    /// Per type and size.
-    pub sizes: Vec<SizeResult>,
-    /// The goal for f32 and i32.
-    pub goals: Vec<Goal>,
-}
-
-const UNITS: &str = "GB = 1e9 bytes; a sum reads each element once; DtoD counts read + written";
-
-/// The powers of two in `min..=max`.
-pub fn sizes(min: u64, max: u64) -> Vec<u64> {
-    (0..63).map(|e| 1u64 << e).filter(|&s| s >= min.max(1) && s <= max).collect()
-}
-
 /// Copies of an input of `bytes` so a rotation touches 3× the L2:
 /// `clamp(ceil(3·l2 / bytes), 1, MAX_POOL)`, and whether that stays under
 /// 2× L2.
@@ -211,143 +104,113 @@ pub fn pool(bytes: u64, l2: u64) -> (u64, bool) {
     (n, n * bytes < 2 * l2)
 }
 
-impl ReduceReport {
-    /// The text table.
-    pub fn table(&self) -> Table {
-        let mut t =
-            Table::new(["type", "elements", "L2?", "DtoD GB/s", "variant", "GB/s", "% of floor", "passes", "grid"]);
-        for s in &self.sizes {
-            for v in &s.variants {
-                t.row([
-                    s.elem.name().to_string(),
-                    format!("2^{}", s.elems.trailing_zeros()),
-                    if s.l2_resident { "yes" } else { "no" }.to_string(),
-                    format!("{:.0}", s.dtod_gbps),
-                    v.variant.to_string(),
-                    format!("{:.1}", v.gbps),
-                    format!("{:.1}%", v.of_floor * 100.0),
-                    v.passes.to_string(),
-                    v.grid.to_string(),
-                ]);
-            }
-        }
-        t
+impl Suite for Reduce {
+    const INFO: SuiteInfo = SuiteInfo {
+        name: "reduce",
+        about: "sums of f32/i32/f64: neighbored, interleaved and fast kernels vs the DRAM floor (DtoD), 2^20..2^28",
+    };
+    const UNITS: &'static str = "GB = 1e9 bytes; a sum reads each element once; DtoD counts read + written";
+
+    fn common(&self) -> &super::run::Common {
+        &self.common
     }
 
-    /// Writes `reduce.json` and `reduce.svg` into `dir`.
-    pub fn write(&self, dir: &Path) -> BenchResult<(PathBuf, PathBuf)> {
-        let (json, svg) = (dir.join("reduce.json"), dir.join("reduce.svg"));
-        report::write_json(&json, self)?;
+    fn run(&self, run: &mut Run<'_>) -> BenchResult<()> {
+        let list = super::run::pow2_sizes(
+            self.min_elems.unwrap_or(1 << 20).max(1),
+            run.pick(self.max_elems, GOAL_ELEMS, 1 << 24),
+        );
+        if list.is_empty() || self.types.is_empty() || self.variants.is_empty() {
+            return Err(run.bad_options("no size, type or variant to run"));
+        }
+        let policy = ReducePolicy { threads: self.threads, waves: self.waves };
+        run.param("threads", policy.threads);
+        run.param("waves", policy.waves);
+        let t = run.table("sums", "");
         let mut series = Vec::new();
-        for &t in &ElemType::ALL {
-            let rows: Vec<&SizeResult> = self.sizes.iter().filter(|s| s.elem == t).collect();
-            if rows.is_empty() {
-                continue;
-            }
-            for v in ReduceVariant::ALL {
-                let points: Vec<(f64, f64)> = rows
-                    .iter()
-                    .filter_map(|s| Some((s.bytes as f64, s.variants.iter().find(|r| r.variant == v.name())?.gbps)))
-                    .collect();
-                if !points.is_empty() {
-                    series.push(Series { name: format!("{} {}", t.name(), v.name()), points });
+        run.progress(self.types.len() * list.len());
+        for &ty in &self.types {
+            let mut lines: Vec<Series> =
+                self.variants.iter().map(|v| Series { name: format!("{} {v}", ty.name()), points: vec![] }).collect();
+            let mut floor = Series { name: format!("{} floor (DtoD)", ty.name()), points: vec![] };
+            for &n in &list {
+                run.tick(&format!("{} 2^{}", ty.name(), n.trailing_zeros()));
+                let rows = match ty {
+                    ElemType::F32 => measure::<f32>(run, self, &policy, ty, n, |i| {
+                        (pattern_word(i) >> 8) as f32 / (1u32 << 24) as f32 - 0.5
+                    })?,
+                    ElemType::I32 => measure::<i32>(run, self, &policy, ty, n, |i| pattern_word(i) as i32)?,
+                    ElemType::F64 => {
+                        measure::<f64>(run, self, &policy, ty, n, |i| pattern_word(i) as f64 / 4_294_967_296.0 - 0.5)?
+                    }
+                };
+                let bytes = (n * ty.bytes()) as f64;
+                for (i, r) in rows.into_iter().enumerate() {
+                    lines[i].points.push((bytes, r.get("GB/s").unwrap_or(f64::NAN)));
+                    if i == 0 {
+                        // Bytes read at the DtoD bandwidth: the floor's rate.
+                        floor.points.push((bytes, r.get("DtoD GB/s").unwrap_or(f64::NAN)));
+                    }
+                    run.row(t, r);
                 }
+                run.inc();
             }
-            series.push(Series {
-                name: format!("{} floor (DtoD)", t.name()),
-                points: rows.iter().map(|s| (s.bytes as f64, s.bytes as f64 / (s.floor_ms * 1e-3) / 1e9)).collect(),
-            });
+            series.extend(lines);
+            series.push(floor);
         }
         let title = format!(
             "sum bandwidth vs size: {} (PTX sm_{}); fast kernel {} threads, {} waves; floor = bytes read at cuMemcpyDtoD's bandwidth",
-            self.device.name, self.device.ptx_arch, self.threads, self.waves
+            run.gpu.info().name,
+            run.gpu.ptx_arch(),
+            policy.threads,
+            policy.waves
         );
-        report::plot_svg(&svg, &title, "bytes read (log2 scale)", "GB/s read (1e9 B/s)", &series)?;
-        Ok((json, svg))
-    }
-}
-
-/// Runs the suite, prints the table and the goal, writes the files.
-pub fn run(gpu: &Gpu, opts: &ReduceOptions) -> BenchResult<ReduceReport> {
-    if opts.settings.reps == 0 {
-        return Err(BenchError::Options("--reps must be at least 1".into()));
-    }
-    let list = sizes(opts.min_elems, opts.max_elems);
-    if list.is_empty() || opts.types.is_empty() || opts.variants.is_empty() {
-        return Err(BenchError::Options("no size, type or variant to run".into()));
-    }
-    let mut rows = Vec::new();
-    for &t in &opts.types {
-        for &n in &list {
-            eprintln!("reduce: {} 2^{}", t.name(), n.trailing_zeros());
-            let r = match t {
-                ElemType::F32 => {
-                    measure::<f32>(gpu, opts, t, n, |i| (pattern_word(i) >> 8) as f32 / (1u32 << 24) as f32 - 0.5)?
-                }
-                ElemType::I32 => measure::<i32>(gpu, opts, t, n, |i| pattern_word(i) as i32)?,
-                ElemType::F64 => measure::<f64>(gpu, opts, t, n, |i| pattern_word(i) as f64 / 4_294_967_296.0 - 0.5)?,
-            };
-            rows.push(r);
-        }
-    }
-    let goals = [ElemType::F32, ElemType::I32]
-        .into_iter()
-        .map(|t| {
-            let of_floor = rows
+        run.plot("reduce", &title, "bytes read (log2 scale)", "GB/s read (1e9 B/s)", &series)?;
+        for ty in [ElemType::F32, ElemType::I32] {
+            let at = format!("2^{}", GOAL_ELEMS.trailing_zeros());
+            let of_floor = run
+                .rows(t)
                 .iter()
-                .find(|s| s.elem == t && s.elems == GOAL_ELEMS)
-                .and_then(|s| s.variants.iter().find(|v| v.variant == ReduceVariant::Fast.name()))
-                .map(|v| v.of_floor);
-            Goal { elem: t, of_floor, met: of_floor.map(|r| r >= GOAL_RATIO) }
-        })
-        .collect();
-    let report = ReduceReport {
-        suite: SUITE.name,
-        device: DeviceSummary::of(gpu),
-        settings: opts.settings,
-        threads: opts.policy.threads,
-        waves: opts.policy.waves,
-        units: UNITS,
-        sizes: rows,
-        goals,
-    };
-    println!("sums on {} ({UNITS})", report.device.name);
-    println!("{}", report.table());
-    for g in &report.goals {
-        let verdict = match (g.met, g.of_floor) {
-            (Some(m), Some(r)) => format!("{} ({:.1}%)", if m { "MET" } else { "NOT MET" }, r * 100.0),
-            _ => "NOT EVALUATED (2^28 not measured)".into(),
-        };
-        println!(
-            "goal {} fast >= {:.0}% of the DRAM floor at 2^28 elements: {verdict}",
-            g.elem.name(),
-            GOAL_RATIO * 100.0
-        );
+                .find(|r| {
+                    r.get_text("type") == Some(ty.name())
+                        && r.get_text("elements") == Some(at.as_str())
+                        && r.get_text("variant") == Some("fast")
+                })
+                .and_then(|r| r.get("% of floor"));
+            let goal = format!("{} fast >= {:.0}% of the DRAM floor at 2^28 elements", ty.name(), GOAL_RATIO * 100.0);
+            run.goal(super::run::Goal::worst(
+                goal,
+                of_floor.map(|v| (v, String::new())),
+                GOAL_RATIO,
+                true,
+                super::run::Fmt::Pct(1),
+                "2^28 not measured",
+            ));
+        }
+        Ok(())
     }
-    let (json, svg) = report.write(&opts.out_dir)?;
-    println!("wrote {} and {}", json.display(), svg.display());
-    Ok(report)
 }
 
+/// Measures and verifies every variant on `n` elements of `elem`: one row
+/// each.
 fn measure<T: ReduceElem + Into<f64> + Copy>(
-    gpu: &Gpu,
-    opts: &ReduceOptions,
+    run: &Run<'_>,
+    s: &Reduce,
+    policy: &ReducePolicy,
     elem: ElemType,
     n: u64,
     value: impl Fn(usize) -> T,
-) -> BenchResult<SizeResult> {
-    let len = usize::try_from(n).map_err(|_| BenchError::Options(format!("{n} elements do not fit usize")))?;
+) -> BenchResult<Vec<Rec>> {
+    let gpu = run.gpu;
+    let len = super::run::elems(n)?;
     let bytes = n * elem.bytes();
     let (copies, l2_resident) = pool(bytes, u64::from(gpu.info().l2_bytes));
     let host: Vec<T> = (0..len).map(value).collect();
     let inputs: Vec<DeviceBuffer<T>> = (0..copies).map(|_| gpu.upload(&host)).collect::<Result<_, _>>()?;
     let mut copy_dst = gpu.alloc_zeroed::<T>(len)?;
-
-    let dtod = harness::measure(gpu, &opts.settings, |i| {
-        gpu.copy_with_driver(&inputs[i % inputs.len()].as_view(), &mut copy_dst.as_view_mut())
-    })?;
+    let dtod =
+        run.measure(|i| Ok(gpu.copy_with_driver(&inputs[i % inputs.len()].as_view(), &mut copy_dst.as_view_mut())?))?;
     drop(copy_dst);
-    let dtod_gbps = harness::gbps(2.0 * bytes as f64, dtod.median_ms);
     let floor_ms = dtod.median_ms / 2.0;
 
     let exact_i32 = (elem == ElemType::I32).then(|| {
@@ -357,23 +220,18 @@ fn measure<T: ReduceElem + Into<f64> + Copy>(
     let (exact, abs) = cpu::sum_f64(&host);
     drop(host);
 
-    let mut variants = Vec::new();
-    for &v in &opts.variants {
-        let plan = gpu.reduce_plan(&inputs[0].as_view(), v, &opts.policy)?;
+    let mut rows = Vec::new();
+    for &v in &s.variants {
+        let plan = gpu.reduce_plan(&inputs[0].as_view(), v, policy)?;
         let mut scratch = gpu.alloc_zeroed::<T>(plan.scratch_len)?;
         let mut out = gpu.alloc_zeroed::<T>(1)?;
-        let stats = harness::measure(gpu, &opts.settings, |i| {
-            gpu.reduce_sum_into(
-                &inputs[i % inputs.len()].as_view(),
-                &mut scratch.as_view_mut(),
-                &mut out.as_view_mut(),
-                v,
-                &opts.policy,
-            )
-            .map(|_| ())
-        })?;
-        out.fill_bytes(0xA5)?;
-        gpu.reduce_sum_into(&inputs[0].as_view(), &mut scratch.as_view_mut(), &mut out.as_view_mut(), v, &opts.policy)?;
+        let mut sum = |input: &DeviceBuffer<T>| {
+            gpu.reduce_sum_into(&input.as_view(), &mut scratch.as_view_mut(), &mut out.as_view_mut(), v, policy)
+                .map(drop)
+        };
+        let stats = run.measure(|i| Ok(sum(&inputs[i % inputs.len()])?))?;
+        out.fill_bytes(POISON)?;
+        gpu.reduce_sum_into(&inputs[0].as_view(), &mut scratch.as_view_mut(), &mut out.as_view_mut(), v, policy)?;
         let got = out.to_vec()?[0];
         let ok = match exact_i32 {
             Some(want) => got.into() == f64::from(want),
@@ -383,27 +241,30 @@ fn measure<T: ReduceElem + Into<f64> + Copy>(
             }
         };
         if !ok {
-            return Err(BenchError::Verification {
-                suite: SUITE.name,
-                message: format!(
-                    "{} {v} sum of 2^{} elements is {got:?}; the CPU reference is {} (Σ|x| = {abs:e})",
-                    elem.name(),
-                    n.trailing_zeros(),
-                    exact_i32.map_or(exact.to_string(), |w| w.to_string())
-                ),
-            });
+            return Err(run.fail(format!(
+                "{} {v} sum of 2^{} elements is {got:?}; the CPU reference is {} (Σ|x| = {abs:e})",
+                elem.name(),
+                n.trailing_zeros(),
+                exact_i32.map_or(exact.to_string(), |w| w.to_string())
+            )));
         }
-        variants.push(VariantResult {
-            variant: v.name(),
-            gbps: harness::gbps(bytes as f64, stats.median_ms),
-            of_floor: floor_ms / stats.median_ms,
-            stats,
-            passes: plan.passes.len(),
-            grid: plan.passes[0].config.grid.x,
-            threads: opts.policy.threads,
-        });
+        rows.push(
+            Rec::new()
+                .text("type", elem.name())
+                .text("elements", format!("2^{}", n.trailing_zeros()))
+                .flag("L2?", l2_resident)
+                .num("DtoD GB/s", harness::gbps(2.0 * bytes as f64, dtod.median_ms), 0)
+                .text("variant", v.name())
+                .num("GB/s", harness::gbps(bytes as f64, stats.median_ms), 1)
+                .pct("% of floor", floor_ms / stats.median_ms)
+                .int("passes", plan.passes.len())
+                .int("grid", plan.passes[0].config.grid.x)
+                .json("floor_ms", floor_ms)
+                .json("pool", copies)
+                .stats("stats", &stats),
+        );
     }
-    Ok(SizeResult { elem, elems: n, bytes, pool: copies, l2_resident, dtod_gbps, floor_ms, variants })
+    Ok(rows)
 }
 
 #[cfg(test)]
@@ -411,17 +272,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sizes_and_pools() {
-        assert_eq!(sizes(1 << 20, 1 << 22), vec![1 << 20, 1 << 21, 1 << 22]);
-        assert!(sizes(5, 6).is_empty());
+    fn pools_and_types() {
         let l2 = 50 << 20;
         assert_eq!(pool(4 << 20, l2), (38, false));
         assert_eq!(pool(1 << 30, l2), (1, false));
         assert_eq!(pool(1 << 20, l2), (64, true));
-    }
-
-    #[test]
-    fn types_parse() {
         assert_eq!("f64".parse::<ElemType>(), Ok(ElemType::F64));
         assert!("u8".parse::<ElemType>().is_err());
         assert_eq!(ElemType::I32.bytes(), 4);
