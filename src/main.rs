@@ -117,44 +117,11 @@ enum BenchCommand {
     Texture(TextureArgs),
     /// Sharing the GPU: the cost of alternating convolution masks, and two
     /// threads on two streams against one after the other.
-    Concurrency(ConcurrencyArgs),
+    Concurrency(concurrency::Concurrency),
     /// Streaming filter of host data larger than the device budget, from
     /// page-locked memory and from a Vec, end to end against the host link
     /// (and one GPU against all of them).
-    Stream(StreamArgs),
-}
-
-#[derive(Args)]
-struct StreamArgs {
-    /// Signal size from page-locked memory (f32) [default: 16GiB, 1GiB with --quick].
-    #[arg(long, value_parser = parse_size)]
-    size: Option<u64>,
-    /// Signal size of the Vec run, 0 to skip it [default: as --size].
-    #[arg(long, value_parser = parse_size)]
-    vec_size: Option<u64>,
-    /// Device budget per GPU [default: 1GiB, 128MiB with --quick].
-    #[arg(long, value_parser = parse_size)]
-    budget: Option<u64>,
-    /// Mask width.
-    #[arg(long, default_value_t = 31)]
-    width: usize,
-    #[command(flatten)]
-    common: CommonArgs,
-}
-
-#[derive(Args)]
-struct ConcurrencyArgs {
-    /// Runs per mask-alternation loop [default: 10000, 500 with --quick].
-    #[arg(long)]
-    runs: Option<usize>,
-    /// Samples per 1D input; 2D images are the largest square not above it [default: 4096].
-    #[arg(long)]
-    n: Option<usize>,
-    /// Samples per job of the two-stream part [default: 2^24, 2^20 with --quick].
-    #[arg(long, value_parser = parse_elems)]
-    overlap_n: Option<u64>,
-    #[command(flatten)]
-    common: CommonArgs,
+    Stream(stream::Stream),
 }
 
 /// Options every suite takes.
@@ -686,50 +653,8 @@ fn main() -> ExitCode {
         Command::Bench { suite: BenchCommand::Transpose(args) } => with_gpu(|gpu| transpose_bench(gpu, &args)),
         Command::Bench { suite: BenchCommand::Constant(args) } => with_gpu(|gpu| run::execute(gpu, &args).map(drop)),
         Command::Bench { suite: BenchCommand::Texture(args) } => with_gpu(|gpu| texture_bench(gpu, &args)),
-        Command::Bench { suite: BenchCommand::Concurrency(args) } => with_gpu(|gpu| {
-            let base = if args.common.quick {
-                concurrency::ConcurrencyOptions::quick()
-            } else {
-                concurrency::ConcurrencyOptions::default()
-            };
-            let opts = concurrency::ConcurrencyOptions {
-                runs: args.runs.unwrap_or(base.runs),
-                n: args.n.unwrap_or(base.n),
-                overlap_n: elems_arg(args.overlap_n, base.overlap_n)?,
-                reps: args.common.reps.unwrap_or(base.reps),
-                out_dir: args.common.out.clone(),
-            };
-            concurrency::run(gpu, &opts).map(|_| ())
-        }),
-        Command::Bench { suite: BenchCommand::Stream(args) } => with_gpu(|gpu| {
-            let base =
-                if args.common.quick { stream::StreamOptions::quick() } else { stream::StreamOptions::default() };
-            // Default sizes shrink to fit the host's memory; given ones are kept.
-            let base = match (args.size, args.vec_size, stream::host_available_bytes()) {
-                (None, None, Some(avail)) => {
-                    let (fit, changed) = base.fit_host(avail);
-                    if changed {
-                        eprintln!(
-                            "stream: {} of host memory available: signals of {} (pass --size to choose)",
-                            human_bytes(avail),
-                            human_bytes(fit.bytes)
-                        );
-                    }
-                    fit
-                }
-                _ => base,
-            };
-            let bytes = args.size.unwrap_or(base.bytes);
-            let opts = stream::StreamOptions {
-                bytes,
-                vec_bytes: args.vec_size.unwrap_or(if args.size.is_some() { bytes } else { base.vec_bytes }),
-                budget: args.budget.unwrap_or(base.budget),
-                width: args.width,
-                reps: args.common.reps.unwrap_or(base.reps),
-                out_dir: Some(args.common.out.clone()),
-            };
-            stream::run(gpu, &opts).map(|_| ())
-        }),
+        Command::Bench { suite: BenchCommand::Concurrency(args) } => with_gpu(|gpu| run::execute(gpu, &args).map(drop)),
+        Command::Bench { suite: BenchCommand::Stream(args) } => with_gpu(|gpu| run::execute(gpu, &args).map(drop)),
         Command::Filter(args) => match coalesce::files::run(&args) {
             Ok(summary) => {
                 println!("{summary}");

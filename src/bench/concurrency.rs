@@ -1,303 +1,182 @@
-//! The `concurrency` suite: what sharing the GPU costs.
+//! The `concurrency` suite: what sharing the GPU costs, in host wall-clock time.
 //!
-//! **Mask alternation.** Two convolutions of the same shape with different
-//! masks run alternately (`A, B, A, B, …`) on a small input, `runs` times,
-//! then once more each for verification against the CPU reference. The
-//! host's wall clock from the first queued run to the end of the last
-//! (after a synchronize) divided by `runs` is the cost of one run when
-//! every run changes the mask; the same loop with one convolution
-//! (`A, A, A, …`) is the cost when none does. Small inputs make the
-//! launch path, not the kernel, the measured quantity.
+//! **Mask alternation.** Two convolutions of one shape with different masks run alternately
+//! (`A, B, A, B, …`) `runs` times on a small input, so that the launch path, not the kernel, is
+//! measured: µs per run from the first queued run to the end of the last (after a synchronize),
+//! against the same loop with one mask (`A, A, A, …`). Each convolution then runs once more into a
+//! poisoned output, checked against the CPU reference.
+//!
+//! **Two streams.** Two independent 31-tap convolutions (on the device, or round trips from
+//! page-locked or pageable memory), one after the other on one thread against both at once on two
+//! threads and two streams, medians of the repetitions; each job's last output is checked. Goal:
+//! both at once in at most [`GOAL_OVERLAP`]× the time one after the other.
 
-use std::path::PathBuf;
+use std::sync::Barrier;
 use std::time::Instant;
 
-use serde::Serialize;
-
-use super::copy::DeviceSummary;
-use super::report::{self, Align, Table};
-use super::{BenchError, BenchResult, SuiteInfo};
-use crate::conv::reference::{compare, correlate1d_checked};
+use super::harness::Stats;
+use super::run::{Common, Goal, POISON, Rec, Run, Suite};
+use super::{BenchResult, SuiteInfo};
+use crate::conv::reference::{Checked, compare, correlate1d_checked};
 use crate::conv::reference2d::{Image, correlate2d_checked};
 use crate::conv::{Boundary, Conv1d, Conv1dVariant, Conv2d, Conv2dVariant, ConvOp};
 use crate::{DeviceBuffer, Gpu, PinnedBuffer};
 
-/// This suite's entry in [`super::SUITES`].
-pub const SUITE: SuiteInfo =
-    SuiteInfo { name: "concurrency", about: "what sharing costs: alternating convolution masks on small inputs" };
-
-/// What the suite runs.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ConcurrencyOptions {
-    /// Runs per alternation loop; default 10 000.
-    pub runs: usize,
-    /// Samples of a 1D input (2D: the side of a square image is its
-    /// square root); default 4096.
-    pub n: usize,
-    /// Samples per job of the two-stream part; default 2^24.
-    pub overlap_n: usize,
-    /// Repetitions of each two-stream measurement; default 11.
-    pub reps: usize,
-    /// Where `concurrency.json` goes.
-    pub out_dir: PathBuf,
-}
-
-impl Default for ConcurrencyOptions {
-    fn default() -> Self {
-        ConcurrencyOptions { runs: 10_000, n: 4096, overlap_n: 1 << 24, reps: 11, out_dir: PathBuf::from("bench-out") }
-    }
-}
-
-impl ConcurrencyOptions {
-    /// A smoke run: 500 runs, 2^20-sample jobs, 3 repetitions.
-    pub fn quick() -> Self {
-        ConcurrencyOptions { runs: 500, overlap_n: 1 << 20, reps: 3, ..ConcurrencyOptions::default() }
-    }
-}
-
-/// The goal of the two-stream part: both jobs at once in at most this
-/// fraction of their time one after the other.
+/// The goal of the two-stream part: both jobs at once in at most this fraction of their time one
+/// after the other.
 pub const GOAL_OVERLAP: f64 = 0.6;
 
-/// One form of the two-stream job.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub enum Workload {
-    /// The convolution alone, input and output on the device.
+/// `coalesce bench concurrency` (`--reps`: repetitions of each two-stream measurement).
+#[derive(clap::Args, Clone, Debug)]
+pub struct Concurrency {
+    /// Runs per mask-alternation loop [default: 10000, 500 with --quick].
+    #[arg(long)]
+    pub runs: Option<usize>,
+    /// Samples per 1D input; 2D images are the largest square not above it [default: 4096].
+    #[arg(long)]
+    pub n: Option<usize>,
+    /// Samples per job of the two-stream part [default: 2^24, 2^20 with --quick].
+    #[arg(long, value_parser = super::run::parse_elems)]
+    pub overlap_n: Option<u64>,
+    /// The shared options.
+    #[command(flatten)]
+    pub common: Common,
+}
+
+/// A form of the two-stream job: the convolution alone on the device, or a round trip (copy in,
+/// convolution, copy out) from page-locked memory (asynchronous copies) or from a `Vec`.
+#[derive(Clone, Copy)]
+enum Form {
     Device,
-    /// Page-locked host input, asynchronous copy in, convolution,
-    /// asynchronous copy out.
     Pinned,
-    /// `Vec` input and output, the driver staging the copies.
     Pageable,
 }
 
-impl Workload {
-    /// All three, in the table's order.
-    pub const ALL: [Workload; 3] = [Workload::Device, Workload::Pinned, Workload::Pageable];
+const FORMS: [(Form, &str); 3] =
+    [(Form::Device, "device"), (Form::Pinned, "pinned round trip"), (Form::Pageable, "pageable round trip")];
 
-    /// Short name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Workload::Device => "device",
-            Workload::Pinned => "pinned round trip",
-            Workload::Pageable => "pageable round trip",
+impl Suite for Concurrency {
+    const INFO: SuiteInfo =
+        SuiteInfo { name: "concurrency", about: "what sharing costs: alternating convolution masks on small inputs" };
+    const UNITS: &'static str = "host wall clock: us per run (first queued run to the end of the last, / runs); ms \
+                                 per pair of jobs, median of the repetitions";
+    const REPS: (usize, usize) = (11, 3);
+
+    fn common(&self) -> &Common {
+        &self.common
+    }
+
+    fn run(&self, run: &mut Run<'_>) -> BenchResult<()> {
+        let (runs, n) = (run.pick(self.runs, 10_000, 500), self.n.unwrap_or(4096));
+        let overlap_n = super::run::elems(run.pick(self.overlap_n, 1 << 24, 1 << 20))?;
+        if runs == 0 || n == 0 || overlap_n == 0 {
+            return Err(run.bad_options("--runs, --n and --overlap-n must be at least 1"));
         }
-    }
-}
-
-/// One two-stream measurement.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct OverlapResult {
-    /// The job's form.
-    pub workload: Workload,
-    /// Samples per job.
-    pub n: usize,
-    /// Both jobs one after the other on one thread, median ms.
-    pub sequential_ms: f64,
-    /// Both jobs at once on two threads and two streams, median ms.
-    pub concurrent_ms: f64,
-    /// `concurrent_ms / sequential_ms`.
-    pub ratio: f64,
-}
-
-/// One alternation case.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct AlternationResult {
-    /// `conv1d const 7`, `conv2d fast 5x5`, …
-    pub case: String,
-    /// The kernel that ran.
-    pub kernel: &'static str,
-    /// Runs per loop.
-    pub runs: usize,
-    /// Wall-clock µs per run, one mask throughout.
-    pub same_us: f64,
-    /// Wall-clock µs per run, masks alternating.
-    pub alternating_us: f64,
-}
-
-/// Everything the suite measured; written as `concurrency.json`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct ConcurrencyReport {
-    /// `"concurrency"`.
-    pub suite: &'static str,
-    /// The device.
-    pub device: DeviceSummary,
-    /// Input samples (1D) or pixels (2D).
-    pub n: usize,
-    /// Mask alternation, per case.
-    pub alternation: Vec<AlternationResult>,
-    /// Two threads on two streams, per job form.
-    pub overlap: Vec<OverlapResult>,
-}
-
-impl ConcurrencyReport {
-    /// The alternation table.
-    pub fn table(&self) -> Table {
-        let mut t = Table::new(["case", "kernel", "runs", "same mask us/run", "alternating us/run", "ratio"]);
-        for r in &self.alternation {
-            t.row([
-                r.case.clone(),
-                r.kernel.to_string(),
-                r.runs.to_string(),
-                format!("{:.2}", r.same_us),
-                format!("{:.2}", r.alternating_us),
-                format!("{:.2}x", r.alternating_us / r.same_us),
-            ]);
-        }
-        t.align(0, Align::Left).align(1, Align::Left);
-        t
-    }
-
-    /// The two-stream table.
-    pub fn overlap_table(&self) -> Table {
-        let mut t = Table::new(["job", "samples", "one after the other ms", "two threads ms", "ratio"]);
-        for r in &self.overlap {
-            t.row([
-                r.workload.name().to_string(),
-                format!("2^{}", r.n.trailing_zeros()),
-                format!("{:.3}", r.sequential_ms),
-                format!("{:.3}", r.concurrent_ms),
-                format!("{:.3}", r.ratio),
-            ]);
-        }
-        t.align(0, Align::Left);
-        t
-    }
-
-    /// The goal lines (one per job form).
-    pub fn goal_lines(&self) -> Vec<String> {
-        self.overlap
-            .iter()
-            .map(|r| {
-                let status = if r.ratio <= GOAL_OVERLAP { "MET" } else { "NOT MET" };
-                format!(
-                    "goal two threads on two streams, independent 2^{}-sample convolutions ({}), <= {GOAL_OVERLAP}x the \
-                     time one after the other: {status} ({:.3}x: {:.3} vs {:.3} ms)",
-                    r.n.trailing_zeros(),
-                    r.workload.name(),
-                    r.ratio,
-                    r.concurrent_ms,
-                    r.sequential_ms
-                )
-            })
-            .collect()
-    }
-}
-
-/// Host wall-clock µs per call of `run(i)` over `runs` calls, from the first
-/// call to the end of the work they queued.
-fn wall_us(gpu: &Gpu, runs: usize, mut run: impl FnMut(usize) -> BenchResult<()>) -> BenchResult<f64> {
-    gpu.synchronize()?;
-    let t0 = Instant::now();
-    for i in 0..runs {
-        run(i)?;
-    }
-    gpu.synchronize()?;
-    Ok(t0.elapsed().as_secs_f64() * 1e6 / runs as f64)
-}
-
-fn verification(case: &str, message: String) -> BenchError {
-    BenchError::Verification { suite: SUITE.name, message: format!("{case}: {message}") }
-}
-
-/// Runs the suite: measures, verifies, prints the table, writes
-/// `concurrency.json`.
-pub fn run(gpu: &Gpu, opts: &ConcurrencyOptions) -> BenchResult<ConcurrencyReport> {
-    if opts.runs == 0 || opts.n == 0 || opts.overlap_n == 0 || opts.reps == 0 {
-        return Err(BenchError::Options("--runs, --n, --overlap-n and --reps must be at least 1".into()));
-    }
-    let report = ConcurrencyReport {
-        suite: SUITE.name,
-        device: DeviceSummary::of(gpu),
-        n: opts.n,
-        alternation: alternation(gpu, opts)?,
-        overlap: Workload::ALL.into_iter().map(|w| overlap(gpu, opts, w)).collect::<BenchResult<_>>()?,
-    };
-    println!(
-        "mask alternation on {}: {} runs per loop, {} samples or pixels per input",
-        report.device.name, opts.runs, opts.n
-    );
-    println!("{}", report.table());
-    println!("two independent 31-tap convolutions: one thread one after the other vs two threads on two streams");
-    println!("{}", report.overlap_table());
-    for line in report.goal_lines() {
-        println!("{line}");
-    }
-    let json = opts.out_dir.join("concurrency.json");
-    report::write_json(&json, &report)?;
-    println!("wrote {}", json.display());
-    Ok(report)
-}
-
-/// The alternation cases: 1D constant and fast kernels with 7-tap masks,
-/// 2D constant and fast kernels with 5 × 5 masks.
-fn alternation(gpu: &Gpu, opts: &ConcurrencyOptions) -> BenchResult<Vec<AlternationResult>> {
-    let mode = Boundary::Reflect;
-    let n = opts.n;
-    let signal: Vec<f32> = (0..n).map(|i| ((i * 37 % 101) as f32 - 50.0) / 50.0).collect();
-    let d_in = gpu.upload(&signal)?;
-    let mut d_out = gpu.alloc_zeroed::<f32>(n)?;
-    let masks = |w: usize| -> [Vec<f32>; 2] {
-        [(0..w).map(|j| 1.0 + j as f32).collect(), (0..w).map(|j| 0.5 - (j * j) as f32 / 8.0).collect()]
-    };
-    let mut results = Vec::new();
-    for variant in [Conv1dVariant::Const, Conv1dVariant::Fast] {
-        let case = format!("conv1d {} 7", variant.name());
-        let [a, b] = masks(7);
-        let convs = [Conv1d::new(gpu, &a, ConvOp::Correlate, mode)?, Conv1d::new(gpu, &b, ConvOp::Correlate, mode)?];
-        let kernel = convs[0].plan(variant, n)?.kernel;
-        let go = |c: &Conv1d<f32>, out: &mut DeviceBuffer<f32>| {
-            c.run(variant, &d_in.as_view(), &mut out.as_view_mut()).map(|_| ())
+        run.param("runs", runs);
+        run.param("n", n);
+        run.param("overlap_n", overlap_n);
+        let name = &run.gpu.info().name;
+        let t = run.table(
+            "alternation",
+            format!("mask alternation on {name}: {runs} runs per loop, {n} samples or pixels per input"),
+        );
+        let (gpu, mode, side) = (run.gpu, Boundary::Reflect, (n as f64).sqrt() as usize);
+        let signal: Vec<f32> = (0..n).map(|i| ((i * 37 % 101) as f32 - 50.0) / 50.0).collect();
+        let (d_in, mut out) = (gpu.upload(&signal)?, gpu.alloc_zeroed::<f32>(n)?);
+        let masks = |w: usize| -> [Vec<f32>; 2] {
+            [(0..w).map(|j| 1.0 + j as f32).collect(), (0..w).map(|j| 0.5 - (j * j) as f32 / 8.0).collect()]
         };
-        let same_us = wall_us(gpu, opts.runs, |_| Ok(go(&convs[0], &mut d_out)?))?;
-        let alternating_us = wall_us(gpu, opts.runs, |i| Ok(go(&convs[i % 2], &mut d_out)?))?;
-        for c in &convs {
-            d_out.fill_bytes(0xA5)?;
-            go(c, &mut d_out)?;
-            let want = correlate1d_checked(&signal, c.taps(), c.left(), mode)?;
-            compare(&d_out.to_vec()?, &want).map_err(|(m, k)| verification(&case, format!("{k} wrong, first {m}")))?;
+        let m = masks(7);
+        for v in [Conv1dVariant::Const, Conv1dVariant::Fast] {
+            let c =
+                [Conv1d::new(gpu, &m[0], ConvOp::Correlate, mode)?, Conv1d::new(gpu, &m[1], ConvOp::Correlate, mode)?];
+            let go = |k: usize, o: &mut DeviceBuffer<f32>| c[k].run(v, &d_in.as_view(), &mut o.as_view_mut()).map(drop);
+            let want = |k: usize| Ok(correlate1d_checked(&signal, c[k].taps(), c[k].left(), mode)?);
+            let case = (format!("conv1d {} 7", v.name()), c[0].plan(v, n)?.kernel);
+            run.row(t, alternate(run, case, runs, &mut out, go, want)?);
         }
-        results.push(AlternationResult { case, kernel, runs: opts.runs, same_us, alternating_us });
-    }
-    let side = (n as f64).sqrt() as usize;
-    for variant in [Conv2dVariant::Const, Conv2dVariant::Fast] {
-        let case = format!("conv2d {} 5x5", variant.name());
-        let [a, b] = masks(25);
-        let convs = [
-            Conv2d::new(gpu, &a, 5, 5, ConvOp::Correlate, mode)?,
-            Conv2d::new(gpu, &b, 5, 5, ConvOp::Correlate, mode)?,
-        ];
-        let kernel = convs[0].plan(variant, side, side)?.kernel;
-        let go = |c: &Conv2d<f32>, out: &mut DeviceBuffer<f32>| {
-            c.run(variant, &d_in.as_view(), &mut out.as_view_mut(), side, side, side).map(|_| ())
-        };
-        let same_us = wall_us(gpu, opts.runs, |_| Ok(go(&convs[0], &mut d_out)?))?;
-        let alternating_us = wall_us(gpu, opts.runs, |i| Ok(go(&convs[i % 2], &mut d_out)?))?;
-        for c in &convs {
-            d_out.fill_bytes(0xA5)?;
-            go(c, &mut d_out)?;
-            let (lx, ly) = c.left();
-            let img = Image::dense(&signal[..side * side], side, side);
-            let want = correlate2d_checked(img, c.taps(), 5, 5, lx, ly, mode)?;
-            let got = d_out.to_vec()?;
-            compare(&got[..side * side], &want)
-                .map_err(|(m, k)| verification(&case, format!("{k} wrong, first {m}")))?;
+        let (m, img) = (masks(25), Image::dense(&signal[..side * side], side, side));
+        for v in [Conv2dVariant::Const, Conv2dVariant::Fast] {
+            let [a, b] = [0, 1].map(|k| Conv2d::new(gpu, &m[k], 5, 5, ConvOp::Correlate, mode));
+            let c = [a?, b?];
+            let go = |k: usize, o: &mut DeviceBuffer<f32>| {
+                c[k].run(v, &d_in.as_view(), &mut o.as_view_mut(), side, side, side).map(drop)
+            };
+            let want = |k: usize| Ok(correlate2d_checked(img, c[k].taps(), 5, 5, c[k].left().0, c[k].left().1, mode)?);
+            let case = (format!("conv2d {} 5x5", v.name()), c[0].plan(v, side, side)?.kernel);
+            run.row(t, alternate(run, case, runs, &mut out, go, want)?);
         }
-        results.push(AlternationResult { case, kernel, runs: opts.runs, same_us, alternating_us });
+        let title = "two independent 31-tap convolutions: one thread one after the other vs two threads on two streams";
+        let t = run.table("overlap", title);
+        for (form, name) in FORMS {
+            let [seq, conc] = overlap(run, overlap_n, form, name)?;
+            let (s, c, pow) = (seq.median_ms, conc.median_ms, overlap_n.trailing_zeros());
+            run.row(
+                t,
+                Rec::new()
+                    .text("job", name)
+                    .text("samples", format!("2^{pow}"))
+                    .num("one after the other ms", s, 3)
+                    .num("two threads ms", c, 3)
+                    .num("ratio", c / s, 3)
+                    .json("n", overlap_n)
+                    .stats("sequential", &seq)
+                    .stats("concurrent", &conc),
+            );
+            let goal = format!(
+                "two threads on two streams, independent 2^{pow}-sample convolutions ({name}), <= {GOAL_OVERLAP}x the \
+                 time one after the other"
+            );
+            run.goal(Goal::new(goal, Some(c / s <= GOAL_OVERLAP), format!("{:.3}x: {c:.3} vs {s:.3} ms", c / s)));
+        }
+        Ok(())
     }
-    Ok(results)
 }
 
-/// One thread's job of the two-stream part, on a stream of its own.
+/// One alternation case (name, kernel): host wall-clock µs per run of `go(0)` throughout and of
+/// `go(0)`, `go(1)`, … alternating (from the first call to the end of the work queued), then each
+/// once more into a poisoned output, checked against `want(k)`.
+fn alternate(
+    run: &Run<'_>,
+    (case, kernel): (String, &str),
+    runs: usize,
+    out: &mut DeviceBuffer<f32>,
+    go: impl Fn(usize, &mut DeviceBuffer<f32>) -> crate::Result<()>,
+    want: impl Fn(usize) -> BenchResult<Vec<Checked>>,
+) -> BenchResult<Rec> {
+    let mut us = |alternating: usize| -> BenchResult<f64> {
+        run.gpu.synchronize()?;
+        let t0 = Instant::now();
+        for i in 0..runs {
+            go(i % 2 * alternating, out)?;
+        }
+        run.gpu.synchronize()?;
+        Ok(t0.elapsed().as_secs_f64() * 1e6 / runs as f64)
+    };
+    let (same, alternating) = (us(0)?, us(1)?);
+    for k in 0..2 {
+        out.fill_bytes(POISON)?;
+        go(k, out)?;
+        let (got, want) = (out.to_vec()?, want(k)?);
+        compare(&got[..want.len().min(got.len())], &want)
+            .map_err(|(m, bad)| run.fail(format!("{case}: {bad} wrong, first {m}")))?;
+    }
+    let rec = Rec::new().text("case", case).text("kernel", kernel).int("runs", runs);
+    Ok(rec
+        .num("same mask us/run", same, 2)
+        .num("alternating us/run", alternating, 2)
+        .times("ratio", alternating / same))
+}
+
+/// One thread's job of the two-stream part, on a stream of its own: a 31-tap convolution of
+/// `host`, with the buffers of every [`Form`] (page-locked and device ones: in, out).
 struct Job {
     gpu: Gpu,
     conv: Conv1d<f32>,
     host: Vec<f32>,
-    pinned_in: PinnedBuffer<f32>,
-    pinned_out: PinnedBuffer<f32>,
+    pinned: [PinnedBuffer<f32>; 2],
     vec_out: Vec<f32>,
-    d_in: DeviceBuffer<f32>,
-    d_out: DeviceBuffer<f32>,
+    dev: [DeviceBuffer<f32>; 2],
 }
 
 impl Job {
@@ -306,83 +185,63 @@ impl Job {
         let host: Vec<f32> =
             (0..n).map(|i| (((i as u32).wrapping_mul(2_654_435_761) ^ seed) % 2001) as f32 / 1000.0 - 1.0).collect();
         let mask: Vec<f32> = (0..31).map(|j| ((j as u32 * 7 + seed) % 13) as f32 / 13.0 - 0.4).collect();
-        Ok(Job {
-            conv: Conv1d::new(&gpu, &mask, ConvOp::Correlate, Boundary::Reflect)?,
-            pinned_in: gpu.pinned_from_slice(&host)?,
-            pinned_out: gpu.alloc_pinned(n)?,
-            vec_out: vec![0.0; n],
-            d_in: gpu.upload(&host)?,
-            d_out: gpu.alloc_zeroed(n)?,
-            host,
-            gpu,
-        })
+        let conv = Conv1d::new(&gpu, &mask, ConvOp::Correlate, Boundary::Reflect)?;
+        let (pinned, dev) =
+            ([gpu.pinned_from_slice(&host)?, gpu.alloc_pinned(n)?], [gpu.upload(&host)?, gpu.alloc_zeroed(n)?]);
+        Ok(Job { gpu, conv, host, pinned, vec_out: vec![0.0; n], dev })
     }
 
     /// Runs the job once and waits for it.
-    fn run(&mut self, w: Workload) -> crate::Result<()> {
-        let stream = self.gpu.stream();
-        match w {
-            Workload::Device => {
-                self.conv.run(Conv1dVariant::Auto, &self.d_in.as_view(), &mut self.d_out.as_view_mut())?;
-            }
-            Workload::Pinned => {
+    fn run(&mut self, form: Form) -> crate::Result<()> {
+        let Job { gpu, conv, host, pinned: [p_in, p_out], vec_out, dev: [d_in, d_out] } = self;
+        let s = gpu.stream();
+        match form {
+            Form::Device => conv.run(Conv1dVariant::Auto, &d_in.as_view(), &mut d_out.as_view_mut()).map(drop)?,
+            Form::Pinned => {
                 // SAFETY: both page-locked buffers are borrowed by this
                 // call, which synchronizes the stream before returning.
-                unsafe { stream.htod_async(&self.pinned_in, &mut self.d_in.as_view_mut())? };
-                self.conv.run(Conv1dVariant::Auto, &self.d_in.as_view(), &mut self.d_out.as_view_mut())?;
+                unsafe { s.htod_async(p_in, &mut d_in.as_view_mut())? };
+                conv.run(Conv1dVariant::Auto, &d_in.as_view(), &mut d_out.as_view_mut())?;
                 // SAFETY: as above.
-                unsafe { stream.dtoh_async(&self.d_out.as_view(), &mut self.pinned_out)? };
+                unsafe { s.dtoh_async(&d_out.as_view(), p_out)? };
             }
-            Workload::Pageable => {
-                self.gpu.htod(&self.host, &mut self.d_in.as_view_mut())?;
-                self.conv.run(Conv1dVariant::Auto, &self.d_in.as_view(), &mut self.d_out.as_view_mut())?;
-                self.gpu.dtoh(&self.d_out.as_view(), &mut self.vec_out)?;
+            Form::Pageable => {
+                gpu.htod(host, &mut d_in.as_view_mut())?;
+                conv.run(Conv1dVariant::Auto, &d_in.as_view(), &mut d_out.as_view_mut())?;
+                gpu.dtoh(&d_out.as_view(), vec_out)?;
             }
         }
-        stream.synchronize()
-    }
-
-    /// The job's last output against the CPU reference.
-    fn verify(&self, w: Workload) -> BenchResult<()> {
-        let got = match w {
-            Workload::Device => self.d_out.to_vec()?,
-            Workload::Pinned => self.pinned_out.to_vec(),
-            Workload::Pageable => self.vec_out.clone(),
-        };
-        let want = correlate1d_checked(&self.host, self.conv.taps(), self.conv.left(), Boundary::Reflect)?;
-        compare(&got, &want).map_err(|(m, k)| verification(w.name(), format!("{k} wrong outputs, first {m}")))
+        s.synchronize()
     }
 }
 
-/// The two-stream measurement of job form `w`: `reps` runs of both jobs
-/// one after the other on this thread, then `reps` runs of both at once on
-/// two threads (started once, released together by a barrier each run).
-fn overlap(gpu: &Gpu, opts: &ConcurrencyOptions, w: Workload) -> BenchResult<OverlapResult> {
-    let mut jobs = [Job::new(gpu, opts.overlap_n, 1)?, Job::new(gpu, opts.overlap_n, 2)?];
-    for j in &mut jobs {
-        j.run(w)?; // warm-up
-    }
-    let mut seq = Vec::with_capacity(opts.reps);
-    for _ in 0..opts.reps {
+/// The two-stream measurement of `form`, stats of (one after the other, both at once): after a
+/// warm-up, the run's reps of both jobs one after the other on this thread, then of both at once
+/// on two threads (started once, released together by a barrier each time); then each job's last
+/// output against the CPU reference.
+fn overlap(run: &Run<'_>, n: usize, form: Form, name: &str) -> BenchResult<[Stats; 2]> {
+    let reps = run.settings.reps;
+    let mut jobs = [Job::new(run.gpu, n, 1)?, Job::new(run.gpu, n, 2)?];
+    let mut seq = Vec::with_capacity(reps);
+    for rep in 0..=reps {
         let t0 = Instant::now();
         for j in &mut jobs {
-            j.run(w)?;
+            j.run(form)?;
         }
-        seq.push(t0.elapsed().as_secs_f64() * 1e3);
+        if rep > 0 {
+            seq.push(t0.elapsed().as_secs_f64() * 1e3);
+        }
     }
-    let (start, end) = (std::sync::Barrier::new(3), std::sync::Barrier::new(3));
-    let mut conc = Vec::with_capacity(opts.reps);
-    std::thread::scope(|s| -> BenchResult<()> {
-        let workers: Vec<_> = jobs
-            .iter_mut()
+    let (start, end) = (&Barrier::new(3), &Barrier::new(3));
+    let conc = std::thread::scope(|s| -> BenchResult<Vec<f64>> {
+        let workers: Vec<_> = (jobs.iter_mut())
             .map(|j| {
-                let (start, end) = (&start, &end);
-                s.spawn(move || -> crate::Result<()> {
+                s.spawn(move || {
                     let mut result = Ok(());
-                    for _ in 0..opts.reps {
+                    for _ in 0..reps {
                         start.wait();
                         if result.is_ok() {
-                            result = j.run(w);
+                            result = j.run(form);
                         }
                         end.wait();
                     }
@@ -390,30 +249,39 @@ fn overlap(gpu: &Gpu, opts: &ConcurrencyOptions, w: Workload) -> BenchResult<Ove
                 })
             })
             .collect();
-        for _ in 0..opts.reps {
+        let conc = (0..reps).map(|_| {
             start.wait();
             let t0 = Instant::now();
             end.wait();
-            conc.push(t0.elapsed().as_secs_f64() * 1e3);
-        }
+            t0.elapsed().as_secs_f64() * 1e3
+        });
+        let conc = conc.collect();
         for h in workers {
-            h.join().map_err(|_| verification(w.name(), "a job thread panicked".into()))??;
+            h.join().map_err(|_| run.fail(format!("{name}: a job thread panicked")))??;
         }
-        Ok(())
+        Ok(conc)
     })?;
     for j in &jobs {
-        j.verify(w)?;
+        let got = match form {
+            Form::Device => j.dev[1].to_vec()?,
+            Form::Pinned => j.pinned[1].to_vec(),
+            Form::Pageable => j.vec_out.clone(),
+        };
+        let want = correlate1d_checked(&j.host, j.conv.taps(), j.conv.left(), Boundary::Reflect)?;
+        compare(&got, &want).map_err(|(m, k)| run.fail(format!("{name}: {k} wrong outputs, first {m}")))?;
     }
-    let median = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        super::harness::percentile(v, 50.0)
-    };
-    let (sequential_ms, concurrent_ms) = (median(&mut seq), median(&mut conc));
-    Ok(OverlapResult {
-        workload: w,
-        n: opts.overlap_n,
-        sequential_ms,
-        concurrent_ms,
-        ratio: concurrent_ms / sequential_ms,
-    })
+    let stats = |v: &[f64]| Stats::from_samples(v, 1).ok_or_else(|| run.bad_options("no repetition ran"));
+    Ok([stats(&seq)?, stats(&conc)?])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_parse() {
+        let c: Concurrency = super::super::run::parse(&["--overlap-n", "2^20", "--n", "1024", "--quick"]).unwrap();
+        assert_eq!((c.runs, c.n, c.overlap_n, c.common.quick), (None, Some(1024), Some(1 << 20), true));
+        assert!(super::super::run::parse::<Concurrency>(&["--overlap-n", "2^x"]).is_err());
+    }
 }

@@ -59,8 +59,8 @@ pub const SUITES: &[SuiteInfo] = &[
     transpose::SUITE,
     <constant::Constant as run::Suite>::INFO,
     texture::SUITE,
-    concurrency::SUITE,
-    stream::SUITE,
+    <concurrency::Concurrency as run::Suite>::INFO,
+    <stream::Stream as run::Suite>::INFO,
 ];
 
 /// Why a benchmark run stopped.

@@ -1,164 +1,66 @@
-//! `coalesce bench stream`: the streaming filter ([`crate::streaming`])
-//! end to end over host data larger than its device budget, against the
-//! host link it is bound by.
+//! The `stream` suite: the streaming filter ([`crate::streaming`]) end to end over host data
+//! larger than its device budget, against the host link that bounds it (the floor).
 //!
-//! 1. The link, in the same run: page-locked host → device and device →
-//!    host copies of budget-sized blocks, one direction at a time and both
-//!    at once (two streams), median of the repetitions.
-//! 2. From page-locked memory: an f32 signal (default 16 GiB) through a
-//!    `w`-tap correlation (default 31, reflect) with a device budget
-//!    (default 1 GiB): wall time of the whole call (threads, streams,
-//!    buffers included), median of the repetitions, as input bytes per
-//!    second against the host → device rate.
-//! 3. From an ordinary `Vec` (pageable, output pre-touched): the same,
-//!    staged through page-locked slot buffers by parallel host copies.
-//! 4. With more than one GPU visible: one GPU against all of them.
-//!
-//! Results are checked at every chunk seam (± the halo), both ends and
-//! random positions against an `f64` sum with its error bound. The last
-//! page-locked run's chunks are drawn as a timeline (`stream-timeline.svg`).
+//! The link: page-locked host → device and device → host copies of a quarter of the budget, one
+//! direction at a time (median of 10) and both at once on two streams. The filter: an f32 signal
+//! (default 16 GiB) through a `w`-tap correlation (default 31, reflect) with a device budget
+//! (default 1 GiB), from page-locked memory on one GPU and on all of them, and from an ordinary
+//! `Vec` (pageable, staged through page-locked slots): wall time of the whole call, median of the
+//! repetitions, as input bytes per second against the link. Each run's output is checked at every
+//! chunk seam (± the halo), both ends and 20 000 random positions against an `f64` sum with its
+//! error bound; one more one-GPU page-locked run is drawn as a timeline (`stream-timeline.svg`).
+//! Goals: page-locked end to end ≥ [`GOAL_PINNED`] of host → device; all GPUs ≥ [`GOAL_GPUS`]× one.
 
-use std::path::PathBuf;
 use std::time::Instant;
 
 use rayon::prelude::*;
-use serde::Serialize;
 
-use super::copy::DeviceSummary;
-use super::harness::{self, Settings, Stats};
-use super::report::{self, Table, TimelineRun, human_bytes};
+use super::harness::{self, Settings, Stats, gbps};
+use super::report::{TimelineRun, human_bytes, parse_size};
+use super::run::{Common, Goal, Rec, Run, Suite};
 use super::transfer::SpanRecord;
 use super::{BenchError, BenchResult, SuiteInfo};
 use crate::conv::{Boundary, ConvOp};
-use crate::streaming::{Backend, Layout, Report, Spec, Streaming, ghost_index};
+use crate::streaming::{Backend, DEFAULT_SLOTS, Layout, Report, Spec, Streaming, ghost_index};
 use crate::transfer::HostAllocFlags;
 use crate::{Gpu, PinnedBuffer};
-
-/// This suite's entry in [`super::SUITES`].
-pub const SUITE: SuiteInfo = SuiteInfo {
-    name: "stream",
-    about: "streaming filter of host data larger than the device budget: pinned and Vec, end to end vs the link",
-};
 
 /// The goal: page-locked end to end ≥ this share of the host → device rate.
 pub const GOAL_PINNED: f64 = 0.85;
 /// The goal: all GPUs ≥ this many times one GPU (with two).
 pub const GOAL_GPUS: f64 = 1.8;
 
-/// What to run.
-#[derive(Clone, Debug)]
-pub struct StreamOptions {
-    /// Signal bytes (f32) from page-locked memory.
-    pub bytes: u64,
-    /// Signal bytes of the `Vec` run (0: skipped).
-    pub vec_bytes: u64,
-    /// Device budget per GPU, bytes.
-    pub budget: u64,
+/// `coalesce bench stream` (`--reps`: repetitions of each end-to-end run).
+#[derive(clap::Args, Clone, Debug)]
+pub struct Stream {
+    /// Signal size from page-locked memory (f32) [default: 16GiB, 1GiB with --quick].
+    #[arg(long, value_parser = parse_size)]
+    pub size: Option<u64>,
+    /// Signal size of the Vec run, 0 to skip it [default: as --size].
+    #[arg(long, value_parser = parse_size)]
+    pub vec_size: Option<u64>,
+    /// Device budget per GPU [default: 1GiB, 128MiB with --quick].
+    #[arg(long, value_parser = parse_size)]
+    pub budget: Option<u64>,
     /// Mask width.
+    #[arg(long, default_value_t = 31)]
     pub width: usize,
-    /// Repetitions of each end-to-end run.
-    pub reps: usize,
-    /// Where the JSON and SVG go.
-    pub out_dir: Option<PathBuf>,
+    /// The shared options.
+    #[command(flatten)]
+    pub common: Common,
 }
 
-impl Default for StreamOptions {
-    fn default() -> Self {
-        StreamOptions { bytes: 16 << 30, vec_bytes: 16 << 30, budget: 1 << 30, width: 31, reps: 3, out_dir: None }
-    }
+/// `bytes` lowered, when needed, so that a run's input and output take at most half of
+/// `available` host bytes, in whole GiB (at least 1 GiB).
+fn fit_host(bytes: u64, available: u64) -> u64 {
+    bytes.min(((available / 4) & !((1 << 30) - 1)).max(1 << 30))
 }
 
-impl StreamOptions {
-    /// A short run: 1 GiB, 128 MiB budget.
-    pub fn quick() -> Self {
-        StreamOptions { bytes: 1 << 30, vec_bytes: 1 << 30, budget: 128 << 20, reps: 2, ..Self::default() }
-    }
-
-    /// These options with the signal sizes lowered, when needed, so that
-    /// each run's input and output (two buffers of the size at a time)
-    /// take at most half of `available` host bytes, in whole GiB (at
-    /// least 1 GiB). Returns the options and whether they changed.
-    pub fn fit_host(self, available: u64) -> (Self, bool) {
-        let cap = (available / 4) & !((1 << 30) - 1);
-        let cap = cap.max(1 << 30);
-        let fit = StreamOptions { bytes: self.bytes.min(cap), vec_bytes: self.vec_bytes.min(cap), ..self.clone() };
-        let changed = fit.bytes != self.bytes || fit.vec_bytes != self.vec_bytes;
-        (fit, changed)
-    }
-}
-
-/// The host's available memory (`MemAvailable` of `/proc/meminfo`), bytes;
-/// `None` where that file does not exist or does not say.
-pub fn host_available_bytes() -> Option<u64> {
+/// `MemAvailable` of `/proc/meminfo`, bytes.
+fn host_available_bytes() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    kib.checked_mul(1024)
-}
-
-/// Link rates, GB/s.
-#[derive(Clone, Copy, Debug, Serialize)]
-pub struct Link {
-    /// Block size, bytes.
-    pub block: u64,
-    /// Host → device.
-    pub htod_gbps: f64,
-    /// Device → host.
-    pub dtoh_gbps: f64,
-    /// Both at once: (in + out) bytes per second.
-    pub both_gbps: f64,
-}
-
-/// One end-to-end configuration.
-#[derive(Clone, Debug, Serialize)]
-pub struct RunResult {
-    /// `pinned`, `vec`, `pinned 1 GPU`, …
-    pub name: String,
-    /// Input bytes.
-    pub bytes: u64,
-    /// Wall time statistics, ms.
-    pub stats: Stats,
-    /// Input bytes per second at the median, GB/s.
-    pub gbps: f64,
-    /// Of the host → device rate.
-    pub of_htod: f64,
-    /// Of the rate each direction gets when both run at once (half of
-    /// [`Link::both_gbps`]): the bound of a stream that moves its input
-    /// in and its output out together.
-    pub of_duplex: f64,
-    /// Chunks and units per chunk.
-    pub chunks: usize,
-    /// Units per chunk.
-    pub chunk_units: usize,
-    /// Chunks per worker.
-    pub per_worker: Vec<usize>,
-    /// Whether input / output were staged, per worker.
-    pub staged: Vec<(bool, bool)>,
-}
-
-/// The suite's record.
-#[derive(Clone, Debug, Serialize)]
-pub struct StreamReport {
-    /// The first GPU.
-    pub device: DeviceSummary,
-    /// GPUs visible.
-    pub gpus: u32,
-    /// Mask width.
-    pub width: usize,
-    /// Budget per GPU, bytes.
-    pub budget: u64,
-    /// The link.
-    pub link: Link,
-    /// The runs.
-    pub runs: Vec<RunResult>,
-    /// Samples checked per run.
-    pub checked: usize,
-    /// Goal lines.
-    pub goals: Vec<String>,
-}
-
-fn err(m: String) -> BenchError {
-    BenchError::Options(m)
+    line.split_whitespace().nth(1)?.parse::<u64>().ok()?.checked_mul(1024)
 }
 
 /// A reproducible value in [-1, 1) for position `i` (splitmix64).
@@ -169,81 +71,46 @@ fn value(i: u64) -> f32 {
     ((z >> 40) as f32) / (1u64 << 23) as f32 - 1.0
 }
 
-fn fill(dst: &mut [f32]) {
-    dst.par_chunks_mut(1 << 20).enumerate().for_each(|(c, part)| {
-        for (k, v) in part.iter_mut().enumerate() {
-            *v = value(((c << 20) + k) as u64);
-        }
-    });
-}
-
-/// Checks `out` at every seam (± halo), both ends and `random` positions
-/// against the f64 sum; returns the positions checked.
-fn check(input: &[f32], out: &[f32], taps: &[f64], r: &Report, random: usize) -> BenchResult<usize> {
-    let n = input.len();
-    let (w, left) = (taps.len(), taps.len() / 2);
+/// Checks `out` at every seam (± halo), both ends and 20 000 random positions against the f64
+/// sum; returns the positions checked.
+fn check(run: &Run<'_>, input: &[f32], out: &[f32], taps: &[f64], r: &Report) -> BenchResult<usize> {
+    let (n, w, left, cu) = (input.len(), taps.len(), taps.len() / 2, r.chunk_units.max(1));
     let mut at: Vec<usize> = (0..64.min(n)).chain(n.saturating_sub(64)..n).collect();
-    let cu = r.chunk_units.max(1);
     for b in (cu..n).step_by(cu) {
         at.extend(b.saturating_sub(w)..(b + w).min(n));
     }
-    at.extend((0..random).map(|k| (value(k as u64 + 77).abs() as f64 * n as f64) as usize % n));
+    at.extend((0..20_000).map(|k| (value(k as u64 + 77).abs() as f64 * n as f64) as usize % n));
     let bad = at.par_iter().find_any(|&&i| {
         let (mut sum, mut abs) = (0f64, 0f64);
         for (j, t) in taps.iter().enumerate() {
-            let q = ghost_index(Boundary::Reflect, i as isize - left as isize + j as isize, n).unwrap_or(0);
-            let p = input[q] as f64 * t;
-            sum += p;
-            abs += p.abs();
+            let p = input[ghost_index(Boundary::Reflect, (i + j) as isize - left as isize, n).unwrap_or(0)] as f64 * t;
+            (sum, abs) = (sum + p, abs + p.abs());
         }
-        let bound = (w as f64 + 2.0) * f32::EPSILON as f64 * abs + 1e-30;
-        (out[i] as f64 - sum).abs() > bound
+        (out[i] as f64 - sum).abs() > (w as f64 + 2.0) * f32::EPSILON as f64 * abs + 1e-30
     });
     match bad {
-        Some(&i) => Err(BenchError::Verification {
-            suite: "stream",
-            message: format!("output {i} of {n} is {} ({} chunks of {cu})", out[i], r.chunks),
-        }),
+        Some(&i) => Err(run.fail(format!("output {i} of {n} is {} ({} chunks of {cu})", out[i], r.chunks))),
         None => Ok(at.len()),
     }
 }
 
-/// Runs `filter` `reps` times; the last run's report and the stats.
-fn timed(filter: &Streaming, reps: usize, input: &[f32], out: &mut [f32]) -> BenchResult<(Report, Stats)> {
-    let mut ms = Vec::with_capacity(reps);
-    let mut last = None;
-    for _ in 0..reps {
+/// Runs `filter` the run's reps times: the last run's report and the wall times.
+fn timed(run: &Run<'_>, filter: &Streaming, input: &[f32], out: &mut [f32]) -> BenchResult<(Report, Stats)> {
+    let (mut ms, mut last) = (Vec::new(), None);
+    for _ in 0..run.settings.reps {
         let t = Instant::now();
-        let r = filter.run(Layout::signal(input.len()), input, out)?;
+        last = Some(filter.run(Layout::signal(input.len()), input, out)?);
         ms.push(t.elapsed().as_secs_f64() * 1e3);
-        last = Some(r);
     }
-    let stats = Stats::from_samples(&ms, 1).ok_or_else(|| err("no repetition ran".into()))?;
+    let stats = Stats::from_samples(&ms, 1).ok_or_else(|| run.bad_options("no repetition ran"))?;
     Ok((last.expect("reps >= 1"), stats))
 }
 
-fn result(name: &str, bytes: u64, r: &Report, stats: Stats, link: &Link) -> RunResult {
-    let gbps = harness::gbps(bytes as f64, stats.median_ms);
-    RunResult {
-        name: name.into(),
-        bytes,
-        stats,
-        gbps,
-        of_htod: gbps / link.htod_gbps,
-        of_duplex: gbps / (link.both_gbps / 2.0),
-        chunks: r.chunks,
-        chunk_units: r.chunk_units,
-        per_worker: r.per_worker.clone(),
-        staged: r.staged.clone(),
-    }
-}
-
-/// The link's rates with `block`-byte copies from `host` (page-locked).
-fn link(gpu: &Gpu, host: &PinnedBuffer<f32>, out: &mut PinnedBuffer<f32>, block: usize) -> BenchResult<Link> {
-    let n = block / 4;
-    let mut d_in = gpu.alloc_zeroed::<f32>(n)?;
-    let d_out = gpu.upload(&host[..n])?;
-    let settings = Settings { warmup: 2, reps: 10, min_sample_ms: 0.0 };
+/// The link with `block`-byte copies from page-locked memory, GB/s: host → device, device → host,
+/// both at once ((in + out) bytes per second).
+fn link(gpu: &Gpu, host: &PinnedBuffer<f32>, out: &mut PinnedBuffer<f32>, block: usize) -> BenchResult<[f64; 3]> {
+    let (n, settings) = (block / 4, Settings { warmup: 2, reps: 10, min_sample_ms: 0.0 });
+    let (mut d_in, d_out) = (gpu.alloc_zeroed::<f32>(n)?, gpu.upload(&host[..n])?);
     let h = harness::measure::<BenchError>(gpu, &settings, |_| {
         // SAFETY: the host buffers outlive the measurement, which
         // synchronizes the stream before returning.
@@ -255,8 +122,7 @@ fn link(gpu: &Gpu, host: &PinnedBuffer<f32>, out: &mut PinnedBuffer<f32>, block:
         unsafe { gpu.stream().dtoh_async(&d_out.as_view(), &mut out[..n])? };
         Ok(())
     })?;
-    let (s1, s2) = (gpu.new_stream()?, gpu.new_stream()?);
-    let mut both = Vec::new();
+    let (s1, s2, mut both) = (gpu.new_stream()?, gpu.new_stream()?, Vec::new());
     for rep in 0..12 {
         let t = Instant::now();
         // SAFETY: as above; both streams are synchronized before the
@@ -271,158 +137,151 @@ fn link(gpu: &Gpu, host: &PinnedBuffer<f32>, out: &mut PinnedBuffer<f32>, block:
             both.push(t.elapsed().as_secs_f64() * 1e3);
         }
     }
-    let both = Stats::from_samples(&both, 1).ok_or_else(|| err("no sample".into()))?;
+    let both = Stats::from_samples(&both, 1).ok_or_else(|| BenchError::Options("no sample".into()))?;
     let b = block as f64;
-    Ok(Link {
-        block: block as u64,
-        htod_gbps: harness::gbps(b, h.median_ms),
-        dtoh_gbps: harness::gbps(b, d.median_ms),
-        both_gbps: harness::gbps(2.0 * b, both.median_ms),
-    })
+    Ok([gbps(b, h.median_ms), gbps(b, d.median_ms), gbps(2.0 * b, both.median_ms)])
 }
 
-/// Runs the suite: prints the table and goal lines, writes
-/// `stream.json` and `stream-timeline.svg` into the output folder.
-pub fn run(gpu: &Gpu, opts: &StreamOptions) -> BenchResult<StreamReport> {
-    if opts.reps == 0 || opts.width == 0 || opts.bytes < 4 || opts.budget == 0 {
-        return Err(err("--reps, --width, --size and --budget must be positive".into()));
-    }
-    let n = usize::try_from(opts.bytes / 4).map_err(|_| err("--size too large".into()))?;
-    let gpus = Gpu::count();
-    let taps: Vec<f64> = (0..opts.width).map(|j| f64::from(value(1_000_000 + j as u64)) / opts.width as f64).collect();
-    let spec = Spec::line(taps.clone(), opts.width, ConvOp::Correlate).with_mode(Boundary::Reflect);
-    let budget = opts.budget as usize;
-    let filter = |gpus: Vec<Gpu>| Streaming::new(spec.clone()).with_budget(budget).with_backend(Backend::Handles(gpus));
-    eprintln!("stream: {} of page-locked f32 in and out ({} GPU(s) visible)", human_bytes(opts.bytes), gpus);
-    let portable = HostAllocFlags { portable: true, ..HostAllocFlags::DEFAULT };
-    let mut input = gpu.alloc_pinned_with::<f32>(n, portable)?;
-    let mut output = gpu.alloc_pinned_with::<f32>(n, portable)?;
-    fill(&mut input);
-    let link = link(gpu, &input, &mut output, (budget.min(n * 4) / 4) & !3)?;
-    // Handles made once: a run opens no context and loads no module.
-    let mut all = vec![gpu.clone()];
-    for d in 1..gpus {
-        all.push(Gpu::with_device(d)?);
-    }
-    let one = filter(vec![gpu.clone()]);
-    let (r1, s1) = timed(&one, opts.reps, &input, &mut output)?;
-    let mut checked = check(&input, &output, &taps, &r1, 20_000)?;
-    let mut runs = vec![result("pinned, 1 GPU", opts.bytes, &r1, s1, &link)];
-    let timeline = one.clone().with_timeline(true).run(Layout::signal(n), &input, &mut output)?;
-    if gpus > 1 {
-        let (r, s) = timed(&filter(all.clone()), opts.reps, &input, &mut output)?;
-        check(&input, &output, &taps, &r, 20_000)?;
-        runs.push(result(&format!("pinned, {gpus} GPUs"), opts.bytes, &r, s, &link));
-    }
-    drop(output);
-    drop(input);
-    if opts.vec_bytes >= 4 {
-        let m = usize::try_from(opts.vec_bytes / 4).map_err(|_| err("--vec-size too large".into()))?;
-        eprintln!("stream: {} in an ordinary Vec", human_bytes(opts.vec_bytes));
-        let mut v_in = vec![0f32; m];
-        fill(&mut v_in);
-        let mut v_out = vec![0f32; m];
-        v_out.par_chunks_mut(1 << 20).for_each(|c| c.fill(f32::NAN));
-        let (r, s) = timed(&filter(all.clone()), opts.reps, &v_in, &mut v_out)?;
-        checked += check(&v_in, &v_out, &taps, &r, 20_000)?;
-        runs.push(result(&format!("Vec, {gpus} GPU(s)"), opts.vec_bytes, &r, s, &link));
-    }
-    let pinned = &runs[0];
-    let mut goals = vec![format!(
-        "goal pinned end to end >= {:.0}% of pinned HtoD ({} f32, w = {}, budget {}): {} ({:.1}%: {:.2} GB/s vs {:.2} GB/s; \
-         {:.1}% of the {:.2} GB/s each direction gets with both at once)",
-        GOAL_PINNED * 100.0,
-        human_bytes(opts.bytes),
-        opts.width,
-        human_bytes(opts.budget),
-        if pinned.of_htod >= GOAL_PINNED { "MET" } else { "NOT MET" },
-        pinned.of_htod * 100.0,
-        pinned.gbps,
-        link.htod_gbps,
-        pinned.of_duplex * 100.0,
-        link.both_gbps / 2.0
-    )];
-    goals.push(match runs.iter().find(|r| r.name.starts_with("pinned") && r.per_worker.len() > 1) {
-        Some(multi) => {
-            let x = pinned.stats.median_ms / multi.stats.median_ms;
-            format!(
-                "goal {} GPUs >= {GOAL_GPUS}x one GPU: {} ({x:.2}x)",
-                multi.per_worker.len(),
-                if x >= GOAL_GPUS { "MET" } else { "NOT MET" }
-            )
-        }
-        None => format!("goal 2 GPUs >= {GOAL_GPUS}x one GPU: NOT EVALUATED ({gpus} GPU visible)"),
-    });
-    let mut t = Table::new(["run", "size", "chunks", "staged in/out", "median ms", "GB/s", "of HtoD %", "of duplex %"]);
-    for r in &runs {
-        let staged = r.staged.iter().map(|(a, b)| format!("{}/{}", yes(*a), yes(*b))).collect::<Vec<_>>().join(",");
-        t.row([
-            r.name.clone(),
-            human_bytes(r.bytes),
-            format!("{} x {}", r.chunks, r.chunk_units),
-            staged,
-            format!("{:.1}", r.stats.median_ms),
-            format!("{:.2}", r.gbps),
-            format!("{:.1}", r.of_htod * 100.0),
-            format!("{:.1}", r.of_duplex * 100.0),
-        ]);
-    }
-    println!(
-        "link ({} blocks, page-locked): HtoD {:.2} GB/s, DtoH {:.2} GB/s, both at once {:.2} GB/s (in + out)",
-        human_bytes(link.block),
-        link.htod_gbps,
-        link.dtoh_gbps,
-        link.both_gbps
-    );
-    println!("{}", t.render());
-    println!("checked {checked} outputs (every seam +- {} samples, both ends, random positions)", opts.width);
-    for g in &goals {
-        println!("{g}");
-    }
-    let report = StreamReport {
-        device: DeviceSummary::of(gpu),
-        gpus,
-        width: opts.width,
-        budget: opts.budget,
-        link,
-        runs,
-        checked,
-        goals,
+impl Suite for Stream {
+    const INFO: SuiteInfo = SuiteInfo {
+        name: "stream",
+        about: "streaming filter of host data larger than the device budget: pinned and Vec, end to end vs the link",
     };
-    if let Some(dir) = &opts.out_dir {
-        report::write_json(dir.join("stream.json"), &report)?;
-        let slots = crate::streaming::DEFAULT_SLOTS;
-        let spans: Vec<SpanRecord> = timeline
-            .spans
-            .iter()
-            .map(|s| SpanRecord {
-                chunk: s.chunk,
-                stream: s.worker * slots + s.slot,
-                stage: s.stage.name(),
-                start_ms: s.start_ms,
-                end_ms: s.end_ms,
+    const UNITS: &'static str = "GB = 1e9 bytes; bytes = the input's (f32); times: wall clock of the whole call, ms";
+    const REPS: (usize, usize) = (3, 2);
+
+    fn common(&self) -> &Common {
+        &self.common
+    }
+
+    fn run(&self, run: &mut Run<'_>) -> BenchResult<()> {
+        let mut bytes = run.pick(self.size, 16 << 30, 1 << 30);
+        // Default sizes shrink to fit the host's memory; given ones are kept.
+        if let (None, None, Some(avail)) = (self.size, self.vec_size, host_available_bytes()) {
+            let (a, fit) = (human_bytes(avail), fit_host(bytes, avail));
+            if fit != bytes {
+                run.warn(&format!(
+                    "{a} of host memory available: signals of {} (pass --size to choose)",
+                    human_bytes(fit)
+                ));
+            }
+            bytes = fit;
+        }
+        let (vec_bytes, budget, width) =
+            (self.vec_size.unwrap_or(bytes), run.pick(self.budget, 1 << 30, 128 << 20), self.width);
+        if width == 0 || bytes < 4 || budget == 0 {
+            return Err(run.bad_options("--width, --size and --budget must be positive"));
+        }
+        let n = usize::try_from(bytes / 4).map_err(|_| run.bad_options("--size too large"))?;
+        let gpus = Gpu::count();
+        let taps: Vec<f64> = (0..width).map(|j| f64::from(value(1_000_000 + j as u64)) / width as f64).collect();
+        let spec = Spec::line(taps.clone(), width, ConvOp::Correlate).with_mode(Boundary::Reflect);
+        let filter =
+            |g: Vec<Gpu>| Streaming::new(spec.clone()).with_budget(budget as usize).with_backend(Backend::Handles(g));
+        run.warn(&format!("{} of page-locked f32 in and out ({gpus} GPU(s) visible)", human_bytes(bytes)));
+        let portable = HostAllocFlags { portable: true, ..HostAllocFlags::DEFAULT };
+        let (mut input, mut output) =
+            (run.gpu.alloc_pinned_with::<f32>(n, portable)?, run.gpu.alloc_pinned_with::<f32>(n, portable)?);
+        input.par_iter_mut().enumerate().for_each(|(i, v)| *v = value(i as u64));
+        let block = (budget.min(bytes / 4 * 4) / 4) & !3;
+        let [htod, dtoh, both] = link(run.gpu, &input, &mut output, block as usize)?;
+        run.line(format!(
+            "link ({} blocks, page-locked): HtoD {htod:.2} GB/s, DtoH {dtoh:.2} GB/s, both at once {both:.2} GB/s \
+             (in + out)",
+            human_bytes(block)
+        ));
+        run.param(
+            "link",
+            serde_json::json!({ "block": block, "htod_gbps": htod, "dtoh_gbps": dtoh, "both_gbps": both }),
+        );
+        let t = run.table("runs", "");
+        let row = |name: String, bytes: u64, r: &Report, s: &Stats| {
+            let yes = |b: bool| if b { "yes" } else { "no" };
+            let staged: Vec<String> = r.staged.iter().map(|&(i, o)| format!("{}/{}", yes(i), yes(o))).collect();
+            let g = gbps(bytes as f64, s.median_ms);
+            Rec::new()
+                .text("run", name)
+                .text("size", human_bytes(bytes))
+                .text("chunks", format!("{} x {}", r.chunks, r.chunk_units))
+                .text("staged in/out", staged.join(","))
+                .num("median ms", s.median_ms, 1)
+                .num("GB/s", g, 2)
+                .pct("of HtoD %", g / htod)
+                .pct("of duplex %", g / (both / 2.0))
+                .json("bytes", bytes)
+                .json("per_worker", &r.per_worker)
+                .stats("stats", s)
+        };
+        // Handles made once: a run opens no context and loads no module.
+        let all: Vec<Gpu> =
+            std::iter::once(Ok(run.gpu.clone())).chain((1..gpus).map(Gpu::with_device)).collect::<Result<_, _>>()?;
+        let one = filter(vec![run.gpu.clone()]);
+        let (r1, s1) = timed(run, &one, &input, &mut output)?;
+        let mut checked = check(run, &input, &output, &taps, &r1)?;
+        run.row(t, row("pinned, 1 GPU".into(), bytes, &r1, &s1));
+        let timeline = one.with_timeline(true).run(Layout::signal(n), &input, &mut output)?;
+        let mut multi = None;
+        if gpus > 1 {
+            let (r, s) = timed(run, &filter(all.clone()), &input, &mut output)?;
+            check(run, &input, &output, &taps, &r)?;
+            run.row(t, row(format!("pinned, {gpus} GPUs"), bytes, &r, &s));
+            multi = Some((r.per_worker.len(), s.median_ms)).filter(|m| m.0 > 1);
+        }
+        drop((output, input));
+        if vec_bytes >= 4 {
+            let m = usize::try_from(vec_bytes / 4).map_err(|_| run.bad_options("--vec-size too large"))?;
+            run.warn(&format!("{} in an ordinary Vec", human_bytes(vec_bytes)));
+            let v_in: Vec<f32> = (0..m).into_par_iter().map(|i| value(i as u64)).collect();
+            let mut v_out = vec![0f32; m];
+            v_out.par_chunks_mut(1 << 20).for_each(|c| c.fill(f32::NAN));
+            let (r, s) = timed(run, &filter(all), &v_in, &mut v_out)?;
+            checked += check(run, &v_in, &v_out, &taps, &r)?;
+            run.row(t, row(format!("Vec, {gpus} GPU(s)"), vec_bytes, &r, &s));
+        }
+        run.line(format!("checked {checked} outputs (every seam +- {width} samples, both ends, random positions)"));
+        run.param("gpus", gpus);
+        run.param("width", width);
+        run.param("budget", budget);
+        run.param("checked", checked);
+        let (hb, hbudget, each) = (human_bytes(bytes), human_bytes(budget), both / 2.0);
+        let g = gbps(bytes as f64, s1.median_ms);
+        let goal = format!(
+            "pinned end to end >= {:.0}% of pinned HtoD ({hb} f32, w = {width}, budget {hbudget})",
+            GOAL_PINNED * 100.0
+        );
+        let (of_htod, of_duplex) = (g / htod, g / each);
+        let detail = format!(
+            "{:.1}%: {g:.2} GB/s vs {htod:.2} GB/s; {:.1}% of the {each:.2} GB/s each direction gets with both at \
+             once",
+            of_htod * 100.0,
+            of_duplex * 100.0
+        );
+        run.goal(Goal::new(goal, Some(of_htod >= GOAL_PINNED), detail));
+        run.goal(match multi {
+            Some((k, ms)) => {
+                let x = s1.median_ms / ms;
+                Goal::new(format!("{k} GPUs >= {GOAL_GPUS}x one GPU"), Some(x >= GOAL_GPUS), format!("{x:.2}x"))
+            }
+            None => Goal::new(format!("2 GPUs >= {GOAL_GPUS}x one GPU"), None, format!("{gpus} GPU visible")),
+        });
+        let spans: Vec<SpanRecord> = (timeline.spans.iter())
+            .map(|s| {
+                let (chunk, stream, stage) = (s.chunk, s.worker * DEFAULT_SLOTS + s.slot, s.stage.name());
+                SpanRecord { chunk, stream, stage, start_ms: s.start_ms, end_ms: s.end_ms }
             })
             .collect();
-        let svg = dir.join("stream-timeline.svg");
         let title = format!(
-            "streaming filter: {} f32 from page-locked memory, w = {}, budget {}\n{} chunks on {} slots; {:.2} GB/s end to end, link HtoD {:.2} GB/s",
-            human_bytes(opts.bytes),
-            opts.width,
-            human_bytes(opts.budget),
+            "streaming filter: {hb} f32 from page-locked memory, w = {width}, budget {hbudget}\n{} chunks on \
+             {DEFAULT_SLOTS} slots; {:.2} GB/s end to end, link HtoD {htod:.2} GB/s",
             timeline.chunks,
-            slots,
-            harness::gbps(opts.bytes as f64, timeline.seconds * 1e3),
-            link.htod_gbps
+            gbps(bytes as f64, timeline.seconds * 1e3),
         );
-        let runs = [TimelineRun { name: "GPU 0".into(), rows: slots, spans: &spans }];
-        report::draw_timeline(&svg, &title, &runs)
-            .map_err(|e| BenchError::Output { path: svg.clone(), source: std::io::Error::other(e) })?;
+        run.timeline(
+            "stream-timeline",
+            &title,
+            &[TimelineRun { name: "GPU 0".into(), rows: DEFAULT_SLOTS, spans: &spans }],
+        )
     }
-    Ok(report)
-}
-
-fn yes(b: bool) -> &'static str {
-    if b { "yes" } else { "no" }
 }
 
 #[cfg(test)]
@@ -431,14 +290,14 @@ mod tests {
 
     #[test]
     fn sizes_fit_the_host() {
-        let d = StreamOptions::default();
-        let (same, changed) = d.clone().fit_host(128 << 30);
-        assert!(!changed);
-        assert_eq!((same.bytes, same.vec_bytes), (16 << 30, 16 << 30));
-        let (small, changed) = d.clone().fit_host(30 << 30);
-        assert!(changed);
-        assert_eq!((small.bytes, small.vec_bytes), (7 << 30, 7 << 30));
-        let (tiny, _) = d.fit_host(1 << 30);
-        assert_eq!(tiny.bytes, 1 << 30);
+        assert_eq!(fit_host(16 << 30, 128 << 30), 16 << 30);
+        assert_eq!(fit_host(16 << 30, 30 << 30), 7 << 30);
+        assert_eq!(fit_host(16 << 30, 1 << 30), 1 << 30);
+    }
+
+    #[test]
+    fn options_parse() {
+        let s: Stream = super::super::run::parse(&["--size", "4GiB", "--vec-size", "0", "--quick"]).unwrap();
+        assert_eq!((s.size, s.vec_size, s.budget, s.width, s.common.quick), (Some(4 << 30), Some(0), None, 31, true));
     }
 }
