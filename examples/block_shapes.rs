@@ -6,7 +6,10 @@
 //!
 //! Short by default (4096 x 4096, 5 samples per shape); `--full` runs the
 //! lesson's 16384 x 16384 with 20 samples and judges the goal (best shape
-//! at >= 90% of the floor).
+//! at >= 90% of the floor). It runs the `matrix` suite's sweep as
+//! `coalesce bench matrix --only sweep` does (tables, goal line,
+//! `bench-out/matrix.json` and `matrix.svg`), then reads the fastest shape
+//! of each kernel back from the returned record.
 //!
 //! ```sh
 //! cargo run --release --example block_shapes            # short
@@ -14,7 +17,7 @@
 //! ```
 
 use clap::Parser;
-use coalesce::bench::matrix::{MatrixOptions, measure_suite};
+use coalesce::bench::{matrix, run};
 use coalesce::matrix::{launch_config, validate_launch};
 use coalesce::{BlockShape, DeviceLimits, Gpu, KernelLimits};
 
@@ -31,8 +34,7 @@ struct Args {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
-    let base = if args.full { MatrixOptions::default() } else { MatrixOptions::quick() };
-    let n = args.n.unwrap_or(base.sweep_n);
+    let n = args.n.unwrap_or(if args.full { matrix::GOAL_N } else { 4096 });
     let gpu = match Gpu::new() {
         Ok(g) => g,
         Err(e) if e.is_no_device() => {
@@ -58,15 +60,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Err(e) => return Err(e.into()),
     };
     println!("{}", gpu.info());
-    let opts = MatrixOptions { sweep_n: n, layouts: false, ..base };
-    let report = measure_suite(&gpu, &opts)?;
-    let sweep = report.sweep.ok_or("the sweep did not run")?;
-    println!(
-        "sum_matrix_2d on {n} x {n} f32: DtoD {:.1} GB/s, floor {:.3} ms (GB = 1e9 bytes; 2 reads + 1 write)",
-        sweep.dtod.gbps,
-        sweep.dtod.floor_ms(sweep.bytes_moved as f64)
-    );
-    println!("{}", sweep.table());
-    println!("{}", sweep.goal.summary_line(n));
+    let side = n.to_string();
+    let mut words = vec!["--only", "sweep", "--sweep-n", &side];
+    if !args.full {
+        words.push("--quick");
+    }
+    let suite: matrix::Matrix = run::parse(&words)?;
+    let record = run::execute(&gpu, &suite)?;
+    // Each row of the "sweep" table is one block shape; `x1_pct_floor` is
+    // sum_matrix_2d's fraction of the DRAM floor (null where not measured).
+    for v in ["x1", "x4"] {
+        let key = format!("{v}_pct_floor");
+        let best = (record.rows("sweep").iter())
+            .filter_map(|r| Some((r["block"].as_str()?, r[&key].as_f64()?)))
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        if let Some((block, f)) = best {
+            println!("fastest {v} block: {block} at {:.1}% of the DRAM floor", 100.0 * f);
+        }
+    }
     Ok(())
 }

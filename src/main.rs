@@ -89,7 +89,7 @@ enum BenchCommand {
     Copy(copy::Copy),
     /// Matrix add: row-major vs column-major vs pitched, and the
     /// sum_matrix_2d block-shape sweep.
-    Matrix(MatrixArgs),
+    Matrix(matrix::Matrix),
     /// Sums of f32 / i32 / f64: neighbored, interleaved, fast vs the DRAM floor.
     Reduce(reduce::Reduce),
     /// Convolution: the lesson's 1D kernels and the fast one vs the DRAM
@@ -145,30 +145,6 @@ impl CommonArgs {
     fn settings(&self, defaults: harness::Settings) -> harness::Settings {
         harness::Settings { warmup: self.warmup, reps: self.reps.unwrap_or(defaults.reps), ..defaults }
     }
-}
-
-#[derive(Args)]
-struct MatrixArgs {
-    /// Only this part: `layouts` (row/column/pitched) or `sweep` (block shapes).
-    #[arg(long, value_parser = ["layouts", "sweep"])]
-    only: Option<String>,
-    /// Side of the layout experiment's square matrix [default: 10000, 4000 with --quick].
-    #[arg(long)]
-    layout_n: Option<usize>,
-    /// Block of the layout experiment (XxY) [default: 32x32].
-    #[arg(long)]
-    layout_block: Option<coalesce::BlockShape>,
-    /// Side of the sweep's square matrix [default: 16384, 4096 with --quick].
-    #[arg(long)]
-    sweep_n: Option<usize>,
-    /// Sweep only these block shapes (XxY, repeatable) [default: the lesson's fifteen].
-    #[arg(long = "shape")]
-    shapes: Vec<coalesce::BlockShape>,
-    /// Sweep only this kernel: x1 (sum_matrix_2d) or x4 (sum_matrix_2d_x4) [default: both].
-    #[arg(long, value_parser = ["x1", "x4"])]
-    variant: Option<String>,
-    #[command(flatten)]
-    common: CommonArgs,
 }
 
 /// `268435456` or `2^28`.
@@ -604,27 +580,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Bench { suite: BenchCommand::Copy(args) } => with_gpu(|gpu| run::execute(gpu, &args).map(drop)),
-        Command::Bench { suite: BenchCommand::Matrix(args) } => with_gpu(|gpu| {
-            let base =
-                if args.common.quick { matrix::MatrixOptions::quick() } else { matrix::MatrixOptions::default() };
-            let variants = match args.variant.as_deref() {
-                Some("x1") => vec![coalesce::SumVariant::X1],
-                Some(_) => vec![coalesce::SumVariant::X4],
-                None => base.variants.clone(),
-            };
-            let opts = matrix::MatrixOptions {
-                layout_n: args.layout_n.unwrap_or(base.layout_n),
-                layout_block: args.layout_block.unwrap_or(base.layout_block),
-                sweep_n: args.sweep_n.unwrap_or(base.sweep_n),
-                shapes: if args.shapes.is_empty() { base.shapes.clone() } else { args.shapes.clone() },
-                variants,
-                layouts: args.only.as_deref() != Some("sweep"),
-                sweep: args.only.as_deref() != Some("layouts"),
-                settings: args.common.settings(base.settings),
-                out_dir: args.common.out.clone(),
-            };
-            matrix::run(gpu, &opts).map(|_| ())
-        }),
+        Command::Bench { suite: BenchCommand::Matrix(args) } => with_gpu(|gpu| run::execute(gpu, &args).map(drop)),
         Command::Bench { suite: BenchCommand::Reduce(args) } => with_gpu(|gpu| run::execute(gpu, &args).map(drop)),
         Command::Bench { suite: BenchCommand::Conv(args) } => with_gpu(|gpu| conv_bench(gpu, &args)),
         Command::Bench { suite: BenchCommand::Transfer(args) } => with_gpu(|gpu| transfer_bench(gpu, &args)),

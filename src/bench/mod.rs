@@ -50,7 +50,7 @@ pub struct SuiteInfo {
 pub const SUITES: &[SuiteInfo] = &[
     <copy::Copy as run::Suite>::INFO,
     conv::SUITE,
-    matrix::SUITE,
+    <matrix::Matrix as run::Suite>::INFO,
     <reduce::Reduce as run::Suite>::INFO,
     transfer::SUITE,
     access::SUITE,
