@@ -105,7 +105,7 @@ enum BenchCommand {
     /// structure of arrays.
     Alignment(AlignmentArgs),
     /// Local memory: a per-thread histogram in local memory vs in registers.
-    Local(LocalArgs),
+    Local(local::Local),
     /// Transpose: naive vs 32x32 shared tile (bank conflicts) vs padded
     /// 32x33 tile, against the vec4 copy and cuMemcpyDtoD.
     Transpose(TransposeArgs),
@@ -114,7 +114,7 @@ enum BenchCommand {
     Constant(constant::Constant),
     /// Texture memory: 2D convolution through the texture unit vs the
     /// shared-memory tiled kernels, and bilinear resizing.
-    Texture(TextureArgs),
+    Texture(texture::Texture),
     /// Sharing the GPU: the cost of alternating convolution masks, and two
     /// threads on two streams against one after the other.
     Concurrency(concurrency::Concurrency),
@@ -409,21 +409,6 @@ struct AlignmentArgs {
     common: CommonArgs,
 }
 
-#[derive(Args)]
-struct LocalArgs {
-    /// The bin of a word v is (v >> shift) % 16.
-    #[arg(long, default_value_t = 0)]
-    shift: u32,
-    /// Grid size in waves of resident blocks.
-    #[arg(long, default_value_t = 1)]
-    waves: u32,
-    /// Words histogrammed: a number or 2^k [default: 2^26, 2^22 with --quick].
-    #[arg(long, value_parser = parse_elems)]
-    elems: Option<u64>,
-    #[command(flatten)]
-    common: CommonArgs,
-}
-
 /// An element count from the command line, or `default`.
 fn elems_arg(arg: Option<u64>, default: usize) -> Result<usize, BenchError> {
     arg.map_or(Ok(default), |n| {
@@ -509,68 +494,6 @@ fn transpose_bench(gpu: &Gpu, args: &TransposeArgs) -> Result<(), BenchError> {
     transpose::run(gpu, &opts).map(|_| ())
 }
 
-#[derive(Args)]
-struct TextureArgs {
-    /// Side of the square convolution image; 0 skips the convolution [default: 8192, 2048 with --quick].
-    #[arg(long)]
-    image: Option<usize>,
-    /// Square mask sizes, comma-separated (5 = 5x5) [default: 3,5,7,11; 3,5 with --quick].
-    #[arg(long, value_delimiter = ',')]
-    masks: Option<Vec<usize>>,
-    /// Boundary modes, comma-separated (zero, nearest, wrap, reflect) [default: all four].
-    #[arg(long, value_delimiter = ',')]
-    modes: Option<Vec<String>>,
-    /// Convolution variants, comma-separated (tex, tex_blocked, tex_pitched, tex_blocked_pitched, tiled, fast) [default: all].
-    #[arg(long, value_delimiter = ',')]
-    variants: Option<Vec<String>>,
-    /// Resizes, comma-separated IN:OUT square sides [default: 8192:4096,8192:2731,4096:8192,2048:8192].
-    #[arg(long, value_delimiter = ',', value_parser = parse_resize, conflicts_with = "no_resize")]
-    resize: Option<Vec<(usize, usize)>>,
-    /// Skip the resize part.
-    #[arg(long)]
-    no_resize: bool,
-    /// Seed of the random images and masks.
-    #[arg(long, default_value_t = 2026)]
-    seed: u64,
-    #[command(flatten)]
-    common: CommonArgs,
-}
-
-/// `8192:4096`.
-fn parse_resize(text: &str) -> Result<(usize, usize), String> {
-    let (a, b) = text.split_once(':').ok_or_else(|| format!("`{text}` is not IN:OUT"))?;
-    let side = |s: &str| s.trim().parse::<usize>().map_err(|_| format!("`{s}` in `{text}` is not a side"));
-    Ok((side(a)?, side(b)?))
-}
-
-fn texture_bench(gpu: &Gpu, args: &TextureArgs) -> Result<(), BenchError> {
-    let base = if args.common.quick { texture::TextureOptions::quick() } else { texture::TextureOptions::default() };
-    let modes = match &args.modes {
-        Some(m) => m
-            .iter()
-            .map(|m| coalesce::conv::parse_boundary(m))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(BenchError::Options)?,
-        None => base.modes.clone(),
-    };
-    let variants = match &args.variants {
-        Some(v) => v.iter().map(|v| v.parse()).collect::<Result<Vec<_>, _>>().map_err(BenchError::Options)?,
-        None => base.variants.clone(),
-    };
-    let resize = if args.no_resize { Vec::new() } else { args.resize.clone().unwrap_or(base.resize.clone()) };
-    let opts = texture::TextureOptions {
-        image: args.image.unwrap_or(base.image),
-        masks: args.masks.clone().unwrap_or(base.masks.clone()),
-        modes,
-        variants,
-        resize,
-        settings: args.common.settings(base.settings),
-        out_dir: args.common.out.clone(),
-        seed: args.seed,
-    };
-    texture::run(gpu, &opts).map(|_| ())
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
@@ -595,20 +518,10 @@ fn main() -> ExitCode {
             };
             alignment::run(gpu, &opts).map(|_| ())
         }),
-        Command::Bench { suite: BenchCommand::Local(args) } => with_gpu(|gpu| {
-            let base = if args.common.quick { local::LocalOptions::quick() } else { Default::default() };
-            let opts = local::LocalOptions {
-                elems: elems_arg(args.elems, base.elems)?,
-                shift: args.shift,
-                waves: args.waves,
-                settings: args.common.settings(base.settings),
-                out_dir: args.common.out.clone(),
-            };
-            local::run(gpu, &opts).map(|_| ())
-        }),
+        Command::Bench { suite: BenchCommand::Local(args) } => with_gpu(|gpu| run::execute(gpu, &args).map(drop)),
         Command::Bench { suite: BenchCommand::Transpose(args) } => with_gpu(|gpu| transpose_bench(gpu, &args)),
         Command::Bench { suite: BenchCommand::Constant(args) } => with_gpu(|gpu| run::execute(gpu, &args).map(drop)),
-        Command::Bench { suite: BenchCommand::Texture(args) } => with_gpu(|gpu| texture_bench(gpu, &args)),
+        Command::Bench { suite: BenchCommand::Texture(args) } => with_gpu(|gpu| run::execute(gpu, &args).map(drop)),
         Command::Bench { suite: BenchCommand::Concurrency(args) } => with_gpu(|gpu| run::execute(gpu, &args).map(drop)),
         Command::Bench { suite: BenchCommand::Stream(args) } => with_gpu(|gpu| run::execute(gpu, &args).map(drop)),
         Command::Filter(args) => match coalesce::files::run(&args) {

@@ -55,10 +55,10 @@ pub const SUITES: &[SuiteInfo] = &[
     transfer::SUITE,
     access::SUITE,
     alignment::SUITE,
-    local::SUITE,
+    <local::Local as run::Suite>::INFO,
     transpose::SUITE,
     <constant::Constant as run::Suite>::INFO,
-    texture::SUITE,
+    <texture::Texture as run::Suite>::INFO,
     <concurrency::Concurrency as run::Suite>::INFO,
     <stream::Stream as run::Suite>::INFO,
 ];
