@@ -15,7 +15,6 @@
 //! Units everywhere: GB = 1e9 bytes; the bytes an operation moves are the
 //! bytes it reads plus the bytes it writes.
 
-use std::fmt;
 use std::path::PathBuf;
 
 pub mod access;
@@ -64,14 +63,16 @@ pub const SUITES: &[SuiteInfo] = &[
 ];
 
 /// Why a benchmark run stopped.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum BenchError {
     /// A GPU operation failed (including "no device"). Boxed: the library's
     /// error is large and results carry it on every path.
-    Gpu(Box<crate::Error>),
+    #[error("{0}")]
+    Gpu(#[source] Box<crate::Error>),
     /// A variant produced wrong output: the suite's numbers would be
     /// meaningless, so it stops.
+    #[error("{suite}: verification failed: {message}")]
     Verification {
         /// The suite.
         suite: &'static str,
@@ -80,13 +81,16 @@ pub enum BenchError {
         message: String,
     },
     /// Writing a result file failed.
+    #[error("cannot write {}: {source}", path.display())]
     Output {
         /// The file (or directory) being written.
         path: PathBuf,
         /// The cause.
+        #[source]
         source: std::io::Error,
     },
     /// The suite's options are unusable (empty size range, zero samples…).
+    #[error("invalid options: {0}")]
     Options(String),
 }
 
@@ -96,7 +100,7 @@ pub type BenchResult<T> = Result<T, BenchError>;
 impl BenchError {
     /// True when the run failed because there is no CUDA device.
     pub fn is_no_device(&self) -> bool {
-        matches!(self, BenchError::Gpu(e) if e.is_no_device())
+        self.no_device_reason().is_some()
     }
 
     /// The driver's reason when the run failed because there is no CUDA
@@ -108,27 +112,6 @@ impl BenchError {
                 _ => None,
             },
             _ => None,
-        }
-    }
-}
-
-impl fmt::Display for BenchError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            BenchError::Gpu(e) => write!(f, "{e}"),
-            BenchError::Verification { suite, message } => write!(f, "{suite}: verification failed: {message}"),
-            BenchError::Output { path, source } => write!(f, "cannot write {}: {source}", path.display()),
-            BenchError::Options(m) => write!(f, "invalid options: {m}"),
-        }
-    }
-}
-
-impl std::error::Error for BenchError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            BenchError::Gpu(e) => Some(e.as_ref()),
-            BenchError::Output { source, .. } => Some(source),
-            BenchError::Verification { .. } | BenchError::Options(_) => None,
         }
     }
 }

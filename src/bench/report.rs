@@ -419,12 +419,14 @@ pub struct TimelineRun<'a> {
     pub spans: &'a [SpanRecord],
 }
 
-/// A Gantt chart: one row per (run, stream), one bar per stage span.
-pub fn draw_timeline(path: &Path, title: &str, runs: &[TimelineRun<'_>]) -> Result<(), String> {
+/// A Gantt chart into an SVG file at `path` (parent directories are
+/// created): one row per (run, stream), one bar per stage span.
+pub fn draw_timeline(path: &Path, title: &str, runs: &[TimelineRun<'_>]) -> BenchResult<()> {
+    write_plot(path, |p| draw_gantt(p, title, runs))
+}
+
+fn draw_gantt(path: &Path, title: &str, runs: &[TimelineRun<'_>]) -> Result<(), String> {
     let s = |e: &dyn std::fmt::Display| e.to_string();
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| s(&e))?;
-    }
     let mut rows: Vec<String> = Vec::new();
     let mut first_row = Vec::new();
     for r in runs {
@@ -434,15 +436,7 @@ pub fn draw_timeline(path: &Path, title: &str, runs: &[TimelineRun<'_>]) -> Resu
     let x_max = runs.iter().flat_map(|r| r.spans.iter().map(|t| t.end_ms)).fold(0.0f64, f64::max).max(1e-3) * 1.02;
     let height = 170 + 45 * rows.len() as u32;
     let root = SVGBackend::new(path, (1100, height)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| s(&e))?;
-    let mut area = root.margin(10, 10, 10, 20);
-    let mut lines = title.lines();
-    if let Some(first) = lines.next() {
-        area = area.titled(first, ("sans-serif", 22)).map_err(|e| s(&e))?;
-    }
-    for sub in lines {
-        area = area.titled(sub, ("sans-serif", 15).into_font().color(&RGBColor(80, 80, 80))).map_err(|e| s(&e))?;
-    }
+    let area = titled_area(&root, title)?;
     let n_rows = rows.len() as u32;
     let mut chart = ChartBuilder::on(&area)
         .margin(8)

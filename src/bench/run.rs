@@ -539,11 +539,7 @@ impl<'g> Run<'g> {
     /// A timeline SVG of copy and kernel spans.
     pub fn timeline(&mut self, file: &str, title: &str, runs: &[TimelineRun<'_>]) -> BenchResult<()> {
         let path = self.out.join(format!("{file}.svg"));
-        let err = |e: String| BenchError::Output { path: path.clone(), source: std::io::Error::other(e) };
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|source| BenchError::Output { path: dir.to_path_buf(), source })?;
-        }
-        report::draw_timeline(&path, title, runs).map_err(err)?;
+        report::draw_timeline(&path, title, runs)?;
         self.plots.push(path);
         Ok(())
     }
