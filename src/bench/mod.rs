@@ -56,7 +56,7 @@ pub const SUITES: &[SuiteInfo] = &[
     access::SUITE,
     alignment::SUITE,
     local::SUITE,
-    transpose::SUITE,
+    <transpose::Transpose as run::Suite>::INFO,
     <constant::Constant as run::Suite>::INFO,
     texture::SUITE,
     concurrency::SUITE,
