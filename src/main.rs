@@ -108,7 +108,7 @@ enum BenchCommand {
     Local(local::Local),
     /// Transpose: naive vs 32x32 shared tile (bank conflicts) vs padded
     /// 32x33 tile, against the vec4 copy and cuMemcpyDtoD.
-    Transpose(TransposeArgs),
+    Transpose(transpose::Transpose),
     /// Constant memory: warp broadcast vs serialized reads, and the same
     /// patterns from global memory.
     Constant(constant::Constant),
@@ -439,61 +439,6 @@ fn access_bench(gpu: &Gpu, args: &AccessArgs) -> Result<(), BenchError> {
     access::run(gpu, &opts).map(|_| ())
 }
 
-#[derive(Args)]
-struct TransposeArgs {
-    /// Matrix shape ROWSxCOLS, repeatable, each measured at every block height
-    /// [default: 16384x16384, 8192x32768, 32768x8192, 16383x16385; 4096x4096, 1000x1007 with --quick].
-    #[arg(long = "shape", value_parser = parse_shape)]
-    shapes: Vec<(usize, usize)>,
-    /// Block heights for the shapes, comma-separated (4, 8, 16, 32: blocks of 32 x H) [default: all].
-    #[arg(long, value_delimiter = ',')]
-    block_rows: Option<Vec<u32>>,
-    /// Sides of the square size sweep, comma-separated [default: 512,1024,2048,4096,8192; 512,1024,2048 with --quick].
-    #[arg(long, value_delimiter = ',', conflicts_with = "no_sweep")]
-    sweep: Option<Vec<usize>>,
-    /// Skip the size sweep.
-    #[arg(long)]
-    no_sweep: bool,
-    /// Kernels, comma-separated (naive, tiled, padded) [default: all].
-    #[arg(long, value_delimiter = ',')]
-    variants: Option<Vec<String>>,
-    /// Skip the vec4 copy and cuMemcpyDtoD references (no ratios, no goal).
-    #[arg(long)]
-    no_reference: bool,
-    #[command(flatten)]
-    common: CommonArgs,
-}
-
-/// `4096x4096` (rows x columns).
-fn parse_shape(text: &str) -> Result<(usize, usize), String> {
-    let (r, c) = text
-        .trim()
-        .split_once(['x', 'X'])
-        .ok_or_else(|| format!("`{text}` is not a shape: write ROWSxCOLS, e.g. 4096x4096"))?;
-    let n = |v: &str| v.trim().parse::<usize>().map_err(|e| format!("`{text}`: `{}`: {e}", v.trim()));
-    Ok((n(r)?, n(c)?))
-}
-
-fn transpose_bench(gpu: &Gpu, args: &TransposeArgs) -> Result<(), BenchError> {
-    let base =
-        if args.common.quick { transpose::TransposeOptions::quick() } else { transpose::TransposeOptions::default() };
-    let variants = match &args.variants {
-        Some(v) => v.iter().map(|v| v.parse()).collect::<Result<Vec<_>, _>>().map_err(BenchError::Options)?,
-        None => base.variants.clone(),
-    };
-    let opts = transpose::TransposeOptions {
-        shapes: if args.shapes.is_empty() { base.shapes.clone() } else { args.shapes.clone() },
-        block_rows: args.block_rows.clone().unwrap_or(base.block_rows.clone()),
-        sweep: if args.no_sweep { vec![] } else { args.sweep.clone().unwrap_or(base.sweep.clone()) },
-        variants,
-        references: !args.no_reference,
-        settings: args.common.settings(base.settings),
-        out_dir: args.common.out.clone(),
-        ..base
-    };
-    transpose::run(gpu, &opts).map(|_| ())
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
@@ -519,7 +464,7 @@ fn main() -> ExitCode {
             alignment::run(gpu, &opts).map(|_| ())
         }),
         Command::Bench { suite: BenchCommand::Local(args) } => with_gpu(|gpu| run::execute(gpu, &args).map(drop)),
-        Command::Bench { suite: BenchCommand::Transpose(args) } => with_gpu(|gpu| transpose_bench(gpu, &args)),
+        Command::Bench { suite: BenchCommand::Transpose(args) } => with_gpu(|gpu| run::execute(gpu, &args).map(drop)),
         Command::Bench { suite: BenchCommand::Constant(args) } => with_gpu(|gpu| run::execute(gpu, &args).map(drop)),
         Command::Bench { suite: BenchCommand::Texture(args) } => with_gpu(|gpu| run::execute(gpu, &args).map(drop)),
         Command::Bench { suite: BenchCommand::Concurrency(args) } => with_gpu(|gpu| run::execute(gpu, &args).map(drop)),

@@ -55,7 +55,7 @@ pub const SUITES: &[SuiteInfo] = &[
     access::SUITE,
     alignment::SUITE,
     <local::Local as run::Suite>::INFO,
-    transpose::SUITE,
+    <transpose::Transpose as run::Suite>::INFO,
     <constant::Constant as run::Suite>::INFO,
     <texture::Texture as run::Suite>::INFO,
     <concurrency::Concurrency as run::Suite>::INFO,
