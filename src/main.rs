@@ -100,10 +100,10 @@ enum BenchCommand {
     Transfer(Box<TransferArgs>),
     /// Access patterns: misaligned and strided f32 reads and writes, 2D
     /// widths linear vs pitched.
-    Access(Box<AccessArgs>),
+    Access(Box<access::Access>),
     /// Size and alignment: 12-byte points vs 16-byte aligned points vs a
     /// structure of arrays.
-    Alignment(AlignmentArgs),
+    Alignment(alignment::Alignment),
     /// Local memory: a per-thread histogram in local memory vs in registers.
     Local(local::Local),
     /// Transpose: naive vs 32x32 shared tile (bank conflicts) vs padded
@@ -342,42 +342,6 @@ struct TransferArgs {
     common: CommonArgs,
 }
 
-#[derive(Args)]
-struct AccessArgs {
-    /// Only this part: offset, stride or 2d [default: all three].
-    #[arg(long, value_parser = ["offset", "stride", "2d"])]
-    only: Option<String>,
-    /// Offsets swept, elements, comma-separated [default: 0..=32].
-    #[arg(long, value_delimiter = ',')]
-    offsets: Option<Vec<usize>>,
-    /// Strides swept, elements, comma-separated [default: 1..=32].
-    #[arg(long, value_delimiter = ',')]
-    strides: Option<Vec<usize>>,
-    /// Only the read-side kernels (read_offset, read_stride) or the write-side ones.
-    #[arg(long, value_parser = ["read", "write"])]
-    side: Option<String>,
-    /// Elements moved per offset launch: a number or 2^k [default: 2^26, 2^22 with --quick].
-    #[arg(long, value_parser = parse_elems)]
-    offset_elems: Option<u64>,
-    /// Elements moved per stride launch, at most [default: 2^25, 2^22 with --quick].
-    #[arg(long, value_parser = parse_elems)]
-    stride_elems: Option<u64>,
-    /// Largest span of the strided side [default: 4GiB, 256MiB with --quick].
-    #[arg(long, value_parser = parse_size)]
-    footprint: Option<u64>,
-    /// Row widths of the 2D part, comma-separated [default: 8192,8191,8200].
-    #[arg(long, value_delimiter = ',')]
-    widths: Option<Vec<usize>>,
-    /// Rows of the 2D part [default: 8192, 2048 with --quick].
-    #[arg(long)]
-    rows: Option<usize>,
-    /// Block of the 2D part (XxY) [default: 32x8].
-    #[arg(long)]
-    block: Option<coalesce::BlockShape>,
-    #[command(flatten)]
-    common: CommonArgs,
-}
-
 fn transfer_bench(gpu: &Gpu, args: &TransferArgs) -> Result<(), BenchError> {
     let base =
         if args.common.quick { transfer::TransferOptions::quick() } else { transfer::TransferOptions::default() };
@@ -400,45 +364,6 @@ fn transfer_bench(gpu: &Gpu, args: &TransferArgs) -> Result<(), BenchError> {
     transfer::run(gpu, &opts).map(|_| ())
 }
 
-#[derive(Args)]
-struct AlignmentArgs {
-    /// Points: a number or 2^k [default: 2^25, 2^21 with --quick].
-    #[arg(long, value_parser = parse_elems)]
-    points: Option<u64>,
-    #[command(flatten)]
-    common: CommonArgs,
-}
-
-/// An element count from the command line, or `default`.
-fn elems_arg(arg: Option<u64>, default: usize) -> Result<usize, BenchError> {
-    arg.map_or(Ok(default), |n| {
-        usize::try_from(n).map_err(|_| BenchError::Options(format!("{n} elements is too many")))
-    })
-}
-
-fn access_bench(gpu: &Gpu, args: &AccessArgs) -> Result<(), BenchError> {
-    let base = if args.common.quick { access::AccessOptions::quick() } else { access::AccessOptions::default() };
-    let only = args.only.as_deref();
-    let opts = access::AccessOptions {
-        offset_elems: elems_arg(args.offset_elems, base.offset_elems)?,
-        offsets: args.offsets.clone().unwrap_or(base.offsets.clone()),
-        stride_elems: elems_arg(args.stride_elems, base.stride_elems)?,
-        stride_footprint: args.footprint.unwrap_or(base.stride_footprint),
-        strides: args.strides.clone().unwrap_or(base.strides.clone()),
-        reads: args.side.as_deref() != Some("write"),
-        writes: args.side.as_deref() != Some("read"),
-        widths: args.widths.clone().unwrap_or(base.widths.clone()),
-        rows: args.rows.unwrap_or(base.rows),
-        block: args.block.unwrap_or(base.block),
-        offset_part: only.is_none_or(|o| o == "offset"),
-        stride_part: only.is_none_or(|o| o == "stride"),
-        two_d_part: only.is_none_or(|o| o == "2d"),
-        settings: args.common.settings(base.settings),
-        out_dir: args.common.out.clone(),
-    };
-    access::run(gpu, &opts).map(|_| ())
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
@@ -452,17 +377,8 @@ fn main() -> ExitCode {
         Command::Bench { suite: BenchCommand::Reduce(args) } => with_gpu(|gpu| run::execute(gpu, &args).map(drop)),
         Command::Bench { suite: BenchCommand::Conv(args) } => with_gpu(|gpu| conv_bench(gpu, &args)),
         Command::Bench { suite: BenchCommand::Transfer(args) } => with_gpu(|gpu| transfer_bench(gpu, &args)),
-        Command::Bench { suite: BenchCommand::Access(args) } => with_gpu(|gpu| access_bench(gpu, &args)),
-        Command::Bench { suite: BenchCommand::Alignment(args) } => with_gpu(|gpu| {
-            let base = if args.common.quick { alignment::AlignmentOptions::quick() } else { Default::default() };
-            let points = elems_arg(args.points, base.points)?;
-            let opts = alignment::AlignmentOptions {
-                points,
-                settings: args.common.settings(base.settings),
-                out_dir: args.common.out.clone(),
-            };
-            alignment::run(gpu, &opts).map(|_| ())
-        }),
+        Command::Bench { suite: BenchCommand::Access(args) } => with_gpu(|gpu| run::execute(gpu, &*args).map(drop)),
+        Command::Bench { suite: BenchCommand::Alignment(args) } => with_gpu(|gpu| run::execute(gpu, &args).map(drop)),
         Command::Bench { suite: BenchCommand::Local(args) } => with_gpu(|gpu| run::execute(gpu, &args).map(drop)),
         Command::Bench { suite: BenchCommand::Transpose(args) } => with_gpu(|gpu| run::execute(gpu, &args).map(drop)),
         Command::Bench { suite: BenchCommand::Constant(args) } => with_gpu(|gpu| run::execute(gpu, &args).map(drop)),
