@@ -15,9 +15,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
-
-use super::harness::{self, DtodReference, Stats};
+use super::harness::{self, DtodReference};
 use super::report::{Series, human_bytes};
 use super::run::{Fmt, Goal, POISON, Rec, Run, Suite};
 use super::{BenchResult, SuiteInfo};
@@ -53,34 +51,6 @@ pub struct Matrix {
     /// The shared options.
     #[command(flatten)]
     pub common: super::run::Common,
-}
-
-/// One kernel's measurement.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Timing {
-    /// Median time per launch, ms.
-    pub ms: f64,
-    /// Bandwidth from the median, GB/s (of the bytes the operation
-    /// moves: 3 · matrix bytes for an add).
-    pub gbps: f64,
-    /// Percent of the DRAM floor (100 = as fast as DtoD moves the bytes).
-    pub pct_of_floor: f64,
-    /// Per-launch statistics.
-    pub stats: Stats,
-}
-
-impl Timing {
-    /// The measurement of an operation moving `bytes_moved` bytes, against
-    /// `dtod`.
-    pub fn new(stats: Stats, bytes_moved: f64, dtod: &DtodReference) -> Timing {
-        let ms = stats.median_ms;
-        Timing {
-            ms,
-            gbps: harness::gbps(bytes_moved, ms),
-            pct_of_floor: 100.0 * dtod.floor_ms(bytes_moved) / ms,
-            stats,
-        }
-    }
 }
 
 impl Suite for Matrix {

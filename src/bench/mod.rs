@@ -1,16 +1,20 @@
 //! Benchmarks behind `coalesce bench`: each suite measures a family of
 //! kernels against the hardware's limits and the driver's own primitives,
 //! verifies every variant's output, and writes a table (stdout), a JSON
-//! record and an SVG plot.
+//! record and its SVG plots.
 //!
+//! * [`run`]: the suite pattern. A suite is a clap struct (its own options
+//!   plus the shared [`run::Common`] flattened in) implementing
+//!   [`run::Suite`]: its `run` measures its cases through a [`run::Run`],
+//!   which owns the settings, sampling, the DtoD floor, L2 residency,
+//!   progress, verification errors, tables, the one JSON schema
+//!   ([`run::Record`]), plots and goal lines.
 //! * [`harness`]: how a measurement is taken (warm-up, batching, CUDA-event
 //!   samples, statistics) — the one place that decides it.
-//! * [`report`]: how results are shown (text tables, JSON, SVG plots, byte
-//!   sizes).
-//! * one module per suite ([`copy`], [`conv`], [`matrix`], [`reduce`],
-//!   [`transfer`], [`access`], [`alignment`], [`local`], [`transpose`],
-//!   [`constant`], [`texture`], [`concurrency`], [`stream`]); [`twin`] builds the CUDA C++ twins some
-//!   suites compare against, listed in [`SUITES`].
+//! * [`report`]: text tables, JSON files, SVG plots and timelines, byte
+//!   sizes.
+//! * one module per suite, listed in [`SUITES`]; [`twin`] builds the CUDA
+//!   C++ twins the conv suite compares against.
 //!
 //! Units everywhere: GB = 1e9 bytes; the bytes an operation moves are the
 //! bytes it reads plus the bytes it writes.
