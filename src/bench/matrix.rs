@@ -249,7 +249,8 @@ mod tests {
         assert_eq!(sweep_goal(GOAL_N, &rows[..1]).status, "NOT MET");
         assert!(sweep_goal(4096, &rows).line().contains("NOT EVALUATED (swept 4096^2"));
         assert_eq!(sweep_goal(GOAL_N, &[]).status, "NOT EVALUATED");
-        let dtod = DtodReference { bytes: 1 << 30, gbps: 3000.0, stats: Stats::from_samples(&[0.7], 1).unwrap() };
+        let dtod =
+            DtodReference { bytes: 1 << 30, gbps: 3000.0, stats: harness::Stats::from_samples(&[0.7], 1).unwrap() };
         let r = figures(Rec::new(), "x1 ", "% floor", Some(dtod.floor_ms(3e9) / 0.91), 3e9, &dtod);
         assert!((r.get("x1 % floor").unwrap() - 0.91).abs() < 1e-9);
         assert!((r.get("x1 GB/s").unwrap() - 2730.0).abs() < 1e-6);
