@@ -17,7 +17,6 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use coalesce::Gpu;
-use coalesce::bench::batch as conv_batch;
 use coalesce::bench::report::{Align, Table, human_bytes, parse_size};
 use coalesce::bench::{
     self, BenchError, access, alignment, concurrency, constant, conv, copy, harness, local, matrix, reduce, run,
@@ -94,7 +93,7 @@ enum BenchCommand {
     Reduce(reduce::Reduce),
     /// Convolution: the lesson's 1D kernels and the fast one vs the DRAM
     /// floor and their CUDA C++ twins.
-    Conv(Box<ConvArgs>),
+    Conv(Box<conv::Conv>),
     /// Host <-> device transfers: pageable / pinned / mapped vs size,
     /// batching, copy/kernel overlap on streams.
     Transfer(Box<TransferArgs>),
@@ -155,158 +154,6 @@ fn parse_elems(text: &str) -> Result<u64, String> {
         None => t.parse::<u64>().ok(),
     }
     .ok_or_else(|| format!("`{text}` is not an element count (a number or 2^k)"))
-}
-
-#[derive(Args)]
-struct ConvArgs {
-    /// Mask widths, comma-separated [default: 3,7,15,31,63,127,255; 3,31 with --quick].
-    #[arg(long, value_delimiter = ',')]
-    widths: Option<Vec<usize>>,
-    /// Input lengths, comma-separated, numbers or 2^k [default: 2^20,2^22,2^24,2^26,2^27,2^28].
-    #[arg(long, value_delimiter = ',', value_parser = parse_elems)]
-    lengths: Option<Vec<u64>>,
-    /// Kernels, comma-separated (basic, const, tiled, tiled_l2, fast) [default: all].
-    #[arg(long, value_delimiter = ',')]
-    variants: Option<Vec<String>>,
-    /// Boundary mode (zero, nearest, reflect, mirror, wrap).
-    #[arg(long, default_value = "zero")]
-    mode: String,
-    /// Skip the CUDA C++ twins.
-    #[arg(long)]
-    no_twins: bool,
-    /// Square 2D mask sizes, comma-separated (5 = 5x5) [default: 3,5,..,15; 3,5 with --quick].
-    #[arg(long, value_delimiter = ',')]
-    masks_2d: Option<Vec<usize>>,
-    /// Square mask sizes run with the separable filter alone, comma-separated [default: 17,21,25,31; 31 with --quick].
-    #[arg(long, value_delimiter = ',')]
-    separable_2d: Option<Vec<usize>>,
-    /// Gaussian sigmas run with the separable filter, comma-separated [default: 2,5; 5 with --quick].
-    #[arg(long, value_delimiter = ',')]
-    gaussians_2d: Option<Vec<f64>>,
-    /// 2D image side [default: 8192, 2048 with --quick].
-    #[arg(long)]
-    image_2d: Option<usize>,
-    /// Only the 1D part.
-    #[arg(long, conflicts_with = "only_2d")]
-    only_1d: bool,
-    /// Only the 2D part.
-    #[arg(long)]
-    only_2d: bool,
-    /// Batched depthwise workloads ROWSxLEN@W, comma-separated, or `default` (64x2^21@31,1024x2^17@7).
-    #[arg(long, value_delimiter = ',')]
-    batch: Option<Vec<String>>,
-    /// Storage types of the batched workloads (f32, f64, f16, bf16, u8, u16).
-    #[arg(long, value_delimiter = ',', default_value = "f32,bf16")]
-    dtype: Vec<String>,
-    /// 2D images of interleaved channels (1, 3, 4), comma-separated: a 4096x4096 image, 5x5 box, per --dtype.
-    #[arg(long, value_delimiter = ',')]
-    channels: Option<Vec<usize>>,
-    /// Box sizes of the channels workloads, comma-separated (5 = 5x5) [default: 5].
-    #[arg(long, value_delimiter = ',')]
-    channel_masks: Option<Vec<usize>>,
-    /// Image side of the channels workloads [default: 4096].
-    #[arg(long)]
-    channel_side: Option<usize>,
-    /// Only the batched and channels workloads (implies --batch default and --channels 3 when not given).
-    #[arg(long, conflicts_with_all = ["only_1d", "only_2d"])]
-    only_batch: bool,
-    /// Seed of the random input and masks.
-    #[arg(long, default_value_t = 2026)]
-    seed: u64,
-    #[command(flatten)]
-    common: CommonArgs,
-}
-
-/// `--batch`'s workloads (`default` expands to the two).
-fn batch_workloads(args: &ConvArgs) -> Result<Vec<conv_batch::Workload>, BenchError> {
-    let specs = match &args.batch {
-        Some(specs) => specs.clone(),
-        None if args.only_batch => vec!["default".into()],
-        None => return Ok(Vec::new()),
-    };
-    let mut out = Vec::new();
-    for s in specs {
-        if s == "default" {
-            out.extend(conv_batch::Workload::DEFAULTS);
-        } else {
-            out.push(conv_batch::Workload::parse(&s).map_err(BenchError::Options)?);
-        }
-    }
-    for d in &args.dtype {
-        if !conv_batch::DTYPES.contains(&d.as_str()) {
-            return Err(BenchError::Options(format!("unknown dtype `{d}` ({})", conv_batch::DTYPES.join(", "))));
-        }
-    }
-    Ok(out)
-}
-
-/// `--channels`' workloads (3 with `--only-batch` alone).
-fn channel_workloads(args: &ConvArgs) -> Result<Vec<conv_batch::ChannelWorkload>, BenchError> {
-    let counts = match &args.channels {
-        Some(c) => c.clone(),
-        None if args.only_batch => vec![3],
-        None => return Ok(Vec::new()),
-    };
-    let default = conv_batch::ChannelWorkload::DEFAULT;
-    let masks = args.channel_masks.clone().unwrap_or(vec![default.mask]);
-    let side = args.channel_side.unwrap_or(default.side);
-    if side == 0 || masks.contains(&0) {
-        return Err(BenchError::Options("--channel-side and --channel-masks take positive sizes".into()));
-    }
-    let mut out = Vec::new();
-    for channels in counts {
-        if !coalesce::conv::channels::CHANNELS.contains(&channels) {
-            return Err(BenchError::Options(format!("--channels {channels}: images have 1, 3 or 4 channels")));
-        }
-        out.extend(masks.iter().map(|&mask| conv_batch::ChannelWorkload { side, channels, mask }));
-    }
-    Ok(out)
-}
-
-fn conv_bench(gpu: &Gpu, args: &ConvArgs) -> Result<(), BenchError> {
-    let base = if args.common.quick { conv::ConvOptions::quick() } else { conv::ConvOptions::default() };
-    let variants = match &args.variants {
-        Some(v) => v.iter().map(|v| v.parse()).collect::<Result<Vec<_>, _>>().map_err(BenchError::Options)?,
-        None => base.variants.clone(),
-    };
-    let lengths = match &args.lengths {
-        Some(l) => l
-            .iter()
-            .map(|&n| usize::try_from(n).map_err(|_| BenchError::Options(format!("length {n} too large"))))
-            .collect::<Result<Vec<_>, _>>()?,
-        None => base.lengths.clone(),
-    };
-    let opts = conv::ConvOptions {
-        widths: args.widths.clone().unwrap_or(base.widths.clone()),
-        lengths,
-        variants,
-        mode: coalesce::conv::parse_boundary(&args.mode).map_err(BenchError::Options)?,
-        twins: !args.no_twins,
-        settings: args.common.settings(base.settings),
-        out_dir: args.common.out.clone(),
-        seed: args.seed,
-        masks_2d: if args.only_1d || args.only_batch {
-            vec![]
-        } else {
-            args.masks_2d.clone().unwrap_or(base.masks_2d.clone())
-        },
-        separable_2d: if args.only_1d || args.only_batch {
-            vec![]
-        } else {
-            args.separable_2d.clone().unwrap_or(base.separable_2d.clone())
-        },
-        gaussians_2d: if args.only_1d || args.only_batch {
-            vec![]
-        } else {
-            args.gaussians_2d.clone().unwrap_or(base.gaussians_2d.clone())
-        },
-        image_2d: args.image_2d.unwrap_or(base.image_2d),
-        skip_1d: args.only_2d || args.only_batch,
-        batches: batch_workloads(args)?,
-        dtypes: args.dtype.clone(),
-        channels: channel_workloads(args)?,
-    };
-    conv::run(gpu, &opts).map(|_| ())
 }
 
 #[derive(Args)]
@@ -375,7 +222,9 @@ fn main() -> ExitCode {
         Command::Bench { suite: BenchCommand::Copy(args) } => with_gpu(|gpu| run::execute(gpu, &args).map(drop)),
         Command::Bench { suite: BenchCommand::Matrix(args) } => with_gpu(|gpu| run::execute(gpu, &args).map(drop)),
         Command::Bench { suite: BenchCommand::Reduce(args) } => with_gpu(|gpu| run::execute(gpu, &args).map(drop)),
-        Command::Bench { suite: BenchCommand::Conv(args) } => with_gpu(|gpu| conv_bench(gpu, &args)),
+        Command::Bench { suite: BenchCommand::Conv(args) } => {
+            with_gpu(|gpu| run::execute(gpu, args.as_ref()).map(drop))
+        }
         Command::Bench { suite: BenchCommand::Transfer(args) } => with_gpu(|gpu| transfer_bench(gpu, &args)),
         Command::Bench { suite: BenchCommand::Access(args) } => with_gpu(|gpu| run::execute(gpu, &*args).map(drop)),
         Command::Bench { suite: BenchCommand::Alignment(args) } => with_gpu(|gpu| run::execute(gpu, &args).map(drop)),

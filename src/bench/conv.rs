@@ -1,925 +1,599 @@
-//! The `conv` suite: every 1D convolution kernel over mask widths and input
-//! lengths (and the 2D kernels on large images), each verified, timed
-//! against the DRAM floor, and side by side with its CUDA C++ twin.
-//!
-//! * **DRAM floor**: the bytes that must move (input read once, output
-//!   written once) divided by the `cuMemcpyDtoD` bandwidth measured in the
-//!   same run. `% of floor` = floor time / kernel time.
-//! * **Model**: the lesson's global loads per output (basic `2n + 1`,
-//!   tiled `(blockDim + 2n) / blockDim`, …; see
-//!   [`Conv1dVariant::model_loads_per_output`]).
-//! * **Twins**: `cuda/conv1d.cu`, compiled by `nvcc -O3 -ptx` when nvcc is
-//!   present ([`super::twin`]); `Rust/C++` is the ratio of median times on
-//!   the same buffers.
-//! * **Verification**: every output is checked for leftover poison, and the
-//!   edges plus 2000 random outputs against the reference's bound.
-//!
-//! Goals on the H100: the best 1D kernel ≥ 85% of the floor at
-//! n = 2^27 for widths ≤ 31, and every Rust kernel ≤ 1.05× its twin's time
-//! (judged at n ≥ 2^24, beyond launch overhead and the L2).
-
-use std::path::{Path, PathBuf};
+//! The `conv` suite: the 1D kernels over mask widths × input lengths, the 2D kernels and the separable
+//! filter on a square image, and (`--batch`, `--channels`) depthwise 1D filters and box filters over
+//! interleaved channels, per storage type. Every kernel reads its input once and writes its output once:
+//! `% floor` = those bytes at the `cuMemcpyDtoD` bandwidth (512 MiB, same run) / the kernel's time. 1D rows
+//! add the lesson's loads per output ([`Conv1dVariant::model_loads_per_output`]); the 1D and 2D kernels
+//! race their CUDA C++ twins ([`super::twin`]) on the same buffers. Outputs are poisoned before each
+//! checked launch, then compared with the CPU references (1D: no poison left, the edges and 2000 random
+//! outputs; batched: the first, last and three random rows; the rest: every output). The `goal` lines
+//! judge the best kernels' shares of the floor, a σ = 5 Gaussian against CuPy's time, and the twin ratios.
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use serde::Serialize;
 
-use super::copy::DeviceSummary;
-use super::harness::{self, DtodReference, Settings, Stats};
-use super::report::{Series, Table, plot_svg, write_json};
-use super::twin::{self, TwinStatus};
-use super::{BenchError, BenchResult, SuiteInfo};
-use crate::conv::reference::compare;
-use crate::conv::reference::{Checked, ghosts, matches};
-use crate::conv::reference2d::{Image, conv2d_checked, correlate2d_bounded, separable_checked};
-use crate::conv::{Boundary, Conv1d, Conv1dVariant, Conv2d, Conv2dVariant, ConvOp, Precision, Separable, THREADS_1D};
-use crate::{DeviceView, DeviceViewMut, Gpu, PtxModule};
-
-/// The suite's entry for `bench list`.
-pub const SUITE: SuiteInfo = SuiteInfo {
-    name: "conv",
-    about: "1D/2D convolution: lesson kernels + fast kernel vs DRAM floor and CUDA C++ twins",
+use super::harness::{self, DtodReference, Stats};
+use super::report::{Series, human_bytes};
+use super::run::{Common, Fmt, Goal, POISON, Rec, Run, Suite, Tab, parse_elems};
+use super::{BenchError, BenchResult, SuiteInfo, twin};
+use crate::conv::batch::{Axis, Filter1d, Sample, Shape};
+use crate::conv::channels::{CHANNELS, Filter2d};
+use crate::conv::reference::{Checked, compare, ghosts, matches};
+use crate::conv::reference_batch::{filter1d, filter2d, first_mismatch};
+use crate::conv::reference2d::{Image, conv2d_checked, correlate2d_bounded, outer_product, separable_checked};
+use crate::conv::{
+    Boundary, Conv1d, Conv1dVariant, Conv2d, Conv2dVariant, ConvElem, ConvOp, Precision, Separable, THREADS_1D,
 };
+use crate::half::{bf16, f16};
+use crate::launch::{KernelArg, LaunchConfig};
+use crate::{DeviceView, DeviceViewMut, PtxModule};
 
-/// Goal: best 1D kernel's share of the floor at `GOAL_N` for widths ≤ 31
-/// and, at `f32` accuracy, for every width ≤ [`GOAL_WIDE_W`].
-pub const GOAL_1D: f64 = 0.85;
-/// The widest mask the [`GOAL_1D`] goal covers.
-pub const GOAL_WIDE_W: usize = 127;
-/// Goal: best `f32`-accurate 1D kernel's share of the floor at
-/// `w = `[`GOAL_WIDEST_W`].
-pub const GOAL_WIDEST: f64 = 0.70;
-/// The width of the [`GOAL_WIDEST`] goal.
-pub const GOAL_WIDEST_W: usize = 255;
-/// The row label of the tensor-core kernel at [`Precision::Tf32`] (not
-/// `f32`-accurate: reported, not judged by the goals).
+/// The rows of the tensor-core kernels at [`Precision::Tf32`] (not `f32`-accurate: not judged by goals).
 pub const TF32_LABEL: &str = "tensor_tf32";
-/// The input length the 1D goal is judged at.
-pub const GOAL_N: usize = 1 << 27;
-/// Goal: best 2D kernel's share of the floor for a 5×5 mask.
-pub const GOAL_2D: f64 = 0.80;
-/// Goal: Rust time / C++ twin time at most this.
-pub const GOAL_TWIN: f64 = 1.05;
-/// Twin ratios are judged at lengths from this up.
-pub const TWIN_MIN_N: usize = 1 << 24;
-/// Random outputs verified per run (besides the edges).
-pub const SAMPLES: usize = 2000;
-/// The poison byte outputs are filled with before each verified launch.
-pub const POISON: u8 = 0xA5;
+/// The storage types `--dtype` names.
+pub const DTYPES: [&str; 6] = ["f32", "f64", "f16", "bf16", "u8", "u16"];
+/// `--batch default`: torch's depthwise conv1d workloads (rows, samples per row, mask width).
+pub const BATCH_DEFAULTS: [[usize; 3]; 2] = [[64, 1 << 21, 31], [1024, 1 << 17, 7]];
+/// torch's channels workload: `u8` RGB 4096², a 5×5 box (side, channels, mask side).
+pub const CHANNELS_DEFAULT: [usize; 3] = [4096, 3, 5];
 
-/// What to run.
-#[derive(Clone, Debug)]
-pub struct ConvOptions {
-    /// Mask widths (1D).
-    pub widths: Vec<usize>,
-    /// Input lengths (1D).
-    pub lengths: Vec<usize>,
-    /// Kernels.
-    pub variants: Vec<Conv1dVariant>,
-    /// Boundary mode.
+/// `coalesce bench conv`.
+#[derive(clap::Args, Clone, Debug)]
+pub struct Conv {
+    /// Mask widths, comma-separated [default: 3,7,15,31,63,127,255; 3,31 with --quick].
+    #[arg(long, value_delimiter = ',')]
+    pub widths: Option<Vec<usize>>,
+    /// Input lengths, comma-separated, numbers or 2^k [default: 2^20,2^22,2^24,2^26,2^27,2^28].
+    #[arg(long, value_delimiter = ',', value_parser = parse_elems)]
+    pub lengths: Option<Vec<u64>>,
+    /// Kernels, comma-separated (basic, const, tiled, tiled_l2, fast) [default: all].
+    #[arg(long, value_delimiter = ',')]
+    pub variants: Option<Vec<Conv1dVariant>>,
+    /// Boundary mode (zero, nearest, reflect, mirror, wrap).
+    #[arg(long, default_value = "zero", value_parser = crate::conv::parse_boundary)]
     pub mode: Boundary,
-    /// Build and time the CUDA C++ twins when nvcc exists.
-    pub twins: bool,
-    /// Timing settings.
-    pub settings: Settings,
-    /// Where JSON and SVG go.
-    pub out_dir: PathBuf,
+    /// Skip the CUDA C++ twins.
+    #[arg(long)]
+    pub no_twins: bool,
+    /// Square 2D mask sizes, comma-separated (5 = 5x5) [default: 3,5,..,15; 3,5 with --quick].
+    #[arg(long, value_delimiter = ',')]
+    pub masks_2d: Option<Vec<usize>>,
+    /// Square mask sizes run with the separable filter alone, comma-separated [default: 17,21,25,31; 31 with --quick].
+    #[arg(long, value_delimiter = ',')]
+    pub separable_2d: Option<Vec<usize>>,
+    /// Gaussian sigmas run with the separable filter, comma-separated [default: 2,5; 5 with --quick].
+    #[arg(long, value_delimiter = ',')]
+    pub gaussians_2d: Option<Vec<f64>>,
+    /// 2D image side [default: 8192, 2048 with --quick].
+    #[arg(long)]
+    pub image_2d: Option<usize>,
+    /// Only the 1D part.
+    #[arg(long, conflicts_with = "only_2d")]
+    pub only_1d: bool,
+    /// Only the 2D part.
+    #[arg(long)]
+    pub only_2d: bool,
+    /// Batched depthwise workloads ROWSxLEN@W, comma-separated, or `default` (64x2^21@31,1024x2^17@7).
+    #[arg(long, value_delimiter = ',')]
+    pub batch: Option<Vec<String>>,
+    /// Storage types of the batched workloads (f32, f64, f16, bf16, u8, u16).
+    #[arg(long, value_delimiter = ',', default_value = "f32,bf16")]
+    pub dtype: Vec<String>,
+    /// 2D images of interleaved channels (1, 3, 4), comma-separated: a 4096x4096 image, 5x5 box, per --dtype.
+    #[arg(long, value_delimiter = ',')]
+    pub channels: Option<Vec<usize>>,
+    /// Box sizes of the channels workloads, comma-separated (5 = 5x5) [default: 5].
+    #[arg(long, value_delimiter = ',')]
+    pub channel_masks: Option<Vec<usize>>,
+    /// Image side of the channels workloads [default: 4096].
+    #[arg(long)]
+    pub channel_side: Option<usize>,
+    /// Only the batched and channels workloads (implies --batch default and --channels 3 when not given).
+    #[arg(long, conflicts_with_all = ["only_1d", "only_2d"])]
+    pub only_batch: bool,
     /// Seed of the random input and masks.
+    #[arg(long, default_value_t = 2026)]
     pub seed: u64,
-    /// Square 2D mask sizes (3 = 3×3); empty skips the 2D part.
-    pub masks_2d: Vec<usize>,
-    /// Square mask sizes run with the separable filter alone (wider masks,
-    /// where the full 2D kernels would take long).
-    pub separable_2d: Vec<usize>,
-    /// Gaussian σ run with [`Separable::gaussian`] (scipy's weights, radius
-    /// `⌊4σ + 0.5⌋`).
-    pub gaussians_2d: Vec<f64>,
-    /// 2D image side (an `image_2d × image_2d` image).
-    pub image_2d: usize,
-    /// Skip the 1D part.
-    pub skip_1d: bool,
-    /// Batched (depthwise) workloads ([`super::batch`]); empty skips them.
-    pub batches: Vec<super::batch::Workload>,
-    /// Storage types of the batched and channels workloads.
-    pub dtypes: Vec<String>,
-    /// 2D channels workloads ([`super::batch::run_channels`]); empty skips
-    /// them.
-    pub channels: Vec<super::batch::ChannelWorkload>,
+    /// The shared options.
+    #[command(flatten)]
+    pub common: Common,
 }
 
-impl Default for ConvOptions {
-    fn default() -> Self {
-        ConvOptions {
-            widths: vec![3, 7, 15, 31, 63, 127, 255],
-            lengths: vec![1 << 20, 1 << 22, 1 << 24, 1 << 26, 1 << 27, 1 << 28],
-            variants: Conv1dVariant::ALL.into_iter().chain([Conv1dVariant::Tensor]).collect(),
-            mode: Boundary::Zero,
-            twins: true,
-            settings: Settings::default(),
-            out_dir: PathBuf::from("bench-out"),
-            seed: 2026,
-            masks_2d: vec![3, 5, 7, 9, 11, 13, 15],
-            separable_2d: vec![17, 21, 25, 31],
-            gaussians_2d: vec![2.0, 5.0],
-            image_2d: 8192,
-            skip_1d: false,
-            batches: Vec::new(),
-            dtypes: vec!["f32".into(), "bf16".into()],
-            channels: Vec::new(),
+/// Parses a batched workload `ROWSxLEN@W` (positive numbers or `2^k`).
+pub fn parse_batch(s: &str) -> Result<[usize; 3], String> {
+    let num = |t| parse_elems(t).ok().and_then(|v| usize::try_from(v).ok()).filter(|&v| v > 0);
+    let parts = s.split_once('@').and_then(|(shape, w)| Some((shape.split_once('x')?, w)));
+    match parts.map(|((rows, len), w)| [num(rows), num(len), num(w)]) {
+        Some([Some(rows), Some(len), Some(w)]) => Ok([rows, len, w]),
+        _ => Err(format!("batch `{s}` is not ROWSxLEN@W (positive numbers or 2^k)")),
+    }
+}
+
+/// A batched workload's label (`64x2^21 w=31`), or a channels one's (`4096x4096x3 5x5`).
+pub fn label(batch: bool, [a, b, c]: [usize; 3]) -> String {
+    if batch { format!("{a}x{} w={c}", pow2(b)) } else { format!("{a}x{a}x{b} {c}x{c}") }
+}
+
+/// `2^k` for a power of two, else the number.
+fn pow2(n: usize) -> String {
+    if n.is_power_of_two() { format!("2^{}", n.trailing_zeros()) } else { n.to_string() }
+}
+
+impl Suite for Conv {
+    const INFO: SuiteInfo = SuiteInfo {
+        name: "conv",
+        about: "1D/2D convolution: lesson kernels + fast kernel vs DRAM floor and CUDA C++ twins",
+    };
+    const UNITS: &'static str = "GB = 1e9 bytes; bytes = input read once + output written once; times in ms per \
+                                 launch; % floor = those bytes at cuMemcpyDtoD's bandwidth / the kernel's time";
+
+    fn common(&self) -> &Common {
+        &self.common
+    }
+
+    fn run(&self, run: &mut Run<'_>) -> BenchResult<()> {
+        let [batches, chans] = self.workloads().map_err(|e| run.bad_options(e))?;
+        let dtod = run.dtod(512 << 20)?;
+        run.line(format!("cuMemcpyDtoD {:.0} GB/s ({}), the floor's bandwidth", dtod.gbps, human_bytes(dtod.bytes)));
+        // Per thread and iteration: 8 chains × 2 flops; 8 mma × 2048 flops per warp, that is 8 × 64 per thread.
+        let (ffma, mma) = (peak(run, "tc_peak_ffma", 16.0)?, peak(run, "tc_peak_mma_tf32", 8.0 * 64.0)?);
+        let tflops = |t: Option<f64>| t.map_or("n/a (below sm_80)".to_string(), |t| format!("{t:.1} TFLOPS"));
+        run.line(format!("peaks: FP32 FMA {}, TF32 mma.sync {}", tflops(ffma), tflops(mma)));
+        run.param("peaks", serde_json::json!({ "ffma_tflops": ffma, "mma_tf32_tflops": mma }));
+        run.param("mode", self.mode.name());
+        run.param("seed", self.seed);
+        let twins = [("conv1d.cu", twin::CONV1D_SOURCE), ("conv2d.cu", twin::CONV2D_SOURCE)];
+        let twins = twins.map(|(name, src)| (!self.no_twins).then(|| twin::build(run.gpu, name, src)));
+        for twin::TwinStatus { source, state, detail } in twins.iter().flatten().map(|t| &t.status) {
+            run.line(format!("C++ twins {source} {state}: {detail}"));
         }
+        run.param("twins", twins.iter().flatten().map(|t| &t.status).collect::<Vec<_>>());
+        let [twin_1d, twin_2d] = twins.map(|t| t.and_then(|t| t.module));
+
+        let mut rng = StdRng::seed_from_u64(self.seed);
+        let t1 = self.run_1d(run, twin_1d.as_ref(), &mut rng)?;
+        let t2 = self.run_2d(run, twin_2d.as_ref(), &mut rng)?;
+        // The plot: % of the floor against n, per variant, at the widest width ≤ 31.
+        let plot_w = run.rows(t1).iter().map(|r| num(r, "w")).filter(|&w| w <= 31.0).fold(0.0, f64::max);
+        let rows: Vec<&Rec> = run.rows(t1).iter().filter(|r| num(r, "w") == plot_w).collect();
+        let point = |r: &&Rec| (size(r, "n") as f64, num(r, "% floor") * 100.0);
+        let line = |v: &str| rows.iter().filter(|r| text(r, "variant") == v).map(point).collect();
+        // The variants are those of the first length.
+        let names = rows.iter().take_while(|r| text(r, "n") == text(rows[0], "n")).map(|r| text(r, "variant"));
+        let series: Vec<Series> = names.map(|v| Series { name: v.into(), points: line(v) }).collect();
+        let title = format!("1D convolution, w = {plot_w}: share of the DRAM floor");
+        run.plot("conv-1d", &title, "n", "% of floor", &series)?;
+        let (d1, d2) = (run.rows(t1), run.rows(t2));
+        let goals = if d1.is_empty() && d2.is_empty() { vec![] } else { goals_1d_2d(d1, d2) };
+        goals.into_iter().for_each(|g| run.goal(g));
+        self.sweep(run, true, &batches)?;
+        self.sweep(run, false, &chans)
     }
 }
 
-impl ConvOptions {
-    /// A short smoke run.
-    pub fn quick() -> Self {
-        ConvOptions {
-            widths: vec![3, 31],
-            lengths: vec![1 << 20, 1 << 24],
-            masks_2d: vec![3, 5],
-            separable_2d: vec![31],
-            gaussians_2d: vec![5.0],
-            image_2d: 2048,
-            settings: Settings { reps: 5, ..Settings::default() },
-            ..ConvOptions::default()
+impl Conv {
+    /// The batched and channels workloads the options name (`--only-batch` alone: `--batch default`, `--channels 3`).
+    pub fn workloads(&self) -> Result<[Vec<[usize; 3]>; 2], String> {
+        let (mut batches, mut chans) = (Vec::new(), Vec::new());
+        for s in self.batch.clone().unwrap_or(if self.only_batch { vec!["default".into()] } else { vec![] }) {
+            if s == "default" { batches.extend(BATCH_DEFAULTS) } else { batches.push(parse_batch(&s)?) }
         }
+        if let Some(d) = self.dtype.iter().find(|d| !batches.is_empty() && !DTYPES.contains(&d.as_str())) {
+            return Err(format!("unknown dtype `{d}` ({})", DTYPES.join(", ")));
+        }
+        let [side, _, mask] = CHANNELS_DEFAULT;
+        let (masks, side) = (self.channel_masks.clone().unwrap_or(vec![mask]), self.channel_side.unwrap_or(side));
+        for channels in self.channels.clone().unwrap_or(if self.only_batch { vec![3] } else { vec![] }) {
+            if side == 0 || masks.contains(&0) {
+                return Err("--channel-side and --channel-masks take positive sizes".into());
+            } else if !CHANNELS.contains(&channels) {
+                return Err(format!("--channels {channels}: images have 1, 3 or 4 channels"));
+            }
+            chans.extend(masks.iter().map(|&mask| [side, channels, mask]));
+        }
+        Ok([batches, chans])
+    }
+
+    /// The 1D part: every variant (the tensor cores at both precisions, where they take the mask) on each
+    /// width × length, the inputs prefixes of one random input.
+    fn run_1d(&self, run: &mut Run<'_>, twin: Option<&PtxModule>, rng: &mut StdRng) -> BenchResult<Tab> {
+        let (t, dtod, skip) = (run.table("1d", ""), run.dtod(512 << 20)?, self.only_2d || self.only_batch);
+        let widths = run.pick(self.widths.clone(), vec![3, 7, 15, 31, 63, 127, 255], vec![3, 31]);
+        let full = [20, 22, 24, 26, 27, 28].map(|e| 1 << e).to_vec();
+        let lengths = run.pick(self.lengths.clone(), full, vec![1 << 20, 1 << 24]);
+        let lengths = lengths.into_iter().map(super::run::elems).collect::<BenchResult<Vec<_>>>()?;
+        let variants = self.variants.clone().unwrap_or([&Conv1dVariant::ALL[..], &[Conv1dVariant::Tensor]].concat());
+        if !skip && (widths.is_empty() || lengths.is_empty() || variants.is_empty()) {
+            return Err(run.bad_options("no widths, lengths or variants to run"));
+        }
+        let n_max = lengths.iter().copied().max().filter(|_| !skip).unwrap_or(0);
+        let host: Vec<f32> = (0..n_max).map(|_| rng.random_range(-1.0f32..1.0)).collect();
+        let input = run.gpu.upload(&host)?;
+        // SAFETY: every element is written by a kernel (or poisoned) before it is read.
+        let mut output = unsafe { run.gpu.alloc_uninit::<f32>(n_max)? };
+        for w in widths.into_iter().filter(|_| !skip) {
+            let mask: Vec<f32> = (0..w).map(|_| rng.random_range(-1.0f32..1.0)).collect();
+            let conv = Conv1d::new(run.gpu, &mask, ConvOp::Correlate, self.mode)?;
+            let tf32 = Conv1d::new(run.gpu, &mask, ConvOp::Correlate, self.mode)?.with_precision(Precision::Tf32);
+            let tensor = conv.tensor_support();
+            if let (Err(why), true) = (&tensor, variants.contains(&Conv1dVariant::Tensor)) {
+                run.line(format!("w = {w}: no tensor-core rows: {why}"));
+            }
+            for &n in &lengths {
+                let (src, mut out, mut timed) = (input.view(0..n)?, output.view_mut(0..n)?, Vec::new());
+                for &v in variants.iter().filter(|&&v| v != Conv1dVariant::Tensor || tensor.is_ok()) {
+                    for c in [&conv, &tf32].into_iter().take(if v == Conv1dVariant::Tensor { 2 } else { 1 }) {
+                        timed.push(measure_1d(run, c, v, (&host[..n], &src, &mut out), twin, rng)?);
+                    }
+                }
+                record(run, t, Rec::new().int("w", w).text("n", pow2(n)), timed, (2 * n * 4) as f64, &dtod);
+            }
+        }
+        Ok(t)
+    }
+
+    /// The 2D part: every variant on each k × k mask (the outer product of two random vectors, so the
+    /// separable filter computes the same function), the tensor cores at both precisions where they take
+    /// the mask, the separable filter; then the separable filter alone on wider masks and on Gaussians
+    /// (scipy's weights, radius ⌊4σ + 0.5⌋). Each kernel is checked in full against the reference.
+    fn run_2d(&self, run: &mut Run<'_>, twin: Option<&PtxModule>, rng: &mut StdRng) -> BenchResult<Tab> {
+        let (t, dtod, skip) = (run.table("2d", ""), run.dtod(512 << 20)?, self.only_1d || self.only_batch);
+        let pick = |opt: &Option<_>, full, quick| if skip { vec![] } else { run.pick(opt.clone(), full, quick) };
+        let masks = pick(&self.masks_2d, vec![3, 5, 7, 9, 11, 13, 15], vec![3, 5]);
+        let separable = pick(&self.separable_2d, vec![17, 21, 25, 31], vec![31]);
+        let gaussians = if skip { vec![] } else { run.pick(self.gaussians_2d.clone(), vec![2.0, 5.0], vec![5.0]) };
+        let side = run.pick(self.image_2d, 8192, 2048);
+        if side == 0 || masks.len() + separable.len() + gaussians.len() == 0 {
+            return Ok(t);
+        }
+        let host: Vec<f32> = (0..side * side).map(|_| rng.random_range(-1.0f32..1.0)).collect();
+        let (input, mut output) = (run.gpu.upload(&host)?, run.gpu.alloc_zeroed::<f32>(side * side)?);
+        let (src, img, op, mode) = (input.as_view(), Image::dense(&host, side, side), ConvOp::Correlate, self.mode);
+        let mut axis = |k| (0..k).map(|_| rng.random_range(0.1f32..1.0)).collect::<Vec<f32>>();
+        let sized = masks.iter().map(|&k| (k, true)).chain(separable.iter().map(|&k| (k, false)));
+        let mut cases: Vec<_> = sized.map(|(k, full)| (k, axis(k), axis(k), full, "separable")).collect();
+        for &sigma in &gaussians {
+            let g = crate::conv::gaussian::<f32>(sigma)?;
+            cases.push((g.len(), g.clone(), g, false, "gaussian"));
+        }
+        for (k, mx, my, full, sep_name) in cases {
+            let mask = outer_product(&mx, &my);
+            let conv = Conv2d::new(run.gpu, &mask, k, k, op, mode)?;
+            let conv_tf32 = Conv2d::new(run.gpu, &mask, k, k, op, mode)?.with_precision(Precision::Tf32);
+            let sep = Separable::new(run.gpu, &mx, &my, op, mode)?;
+            let tensors = conv.tensor_support().map(|()| [&conv, &conv_tf32].map(|c| (Conv2dVariant::Tensor, c)));
+            if let (Err(why), true) = (&tensors, full) {
+                run.line(format!("{k}x{k}: no 2D tensor-core rows: {why}"));
+            }
+            let fma = Conv2dVariant::ALL.iter().map(|&v| (v, &conv)).chain(tensors.into_iter().flatten());
+            let bound = |abs| Precision::tf32_error_bound(k * k, abs);
+            let want = if full { conv2d_checked(img, &mask, k, k, op, mode)? } else { vec![] };
+            let want_tf32 =
+                if full { correlate2d_bounded(img, &mask, (k, k), (k / 2, k / 2), mode, bound)? } else { vec![] };
+            let want_sep = separable_checked(img, &mx, &my, op, mode)?;
+            let mut timed = Vec::new();
+            for kernel in fma.filter(|_| full).map(Some).chain([None]) {
+                let (label, want) = match kernel {
+                    Some((_, c)) if c.precision() == Precision::Tf32 => (TF32_LABEL, &want_tf32),
+                    Some((v, _)) => (v.name(), &want),
+                    None => (sep_name, &want_sep),
+                };
+                let launch = |m: Option<&PtxModule>, out: &mut DeviceViewMut<'_, f32>| {
+                    Ok(match kernel {
+                        Some((v, c)) => c.run_on(m, v, &src, out, side, side, side)?.kernel.to_string(),
+                        None => sep.run_on(m, &src, out, None, side, side, side)?.kernels(),
+                    })
+                };
+                let check = |who: &str, got: Vec<f32>| {
+                    let (first, bad) = compare(&got, want).err()?;
+                    Some(format!("{who} 2D {label} {k}x{k} on {side}^2: {bad} wrong outputs; first: {first}"))
+                };
+                timed.push(verified(run, label, &mut output.as_view_mut(), twin, launch, check)?);
+            }
+            let lead = Rec::new().text("mask", format!("{k}x{k}")).text("image", format!("{side}x{side}"));
+            record(run, t, lead, timed, (2 * side * side * 4) as f64, &dtod);
+        }
+        Ok(t)
+    }
+
+    /// Every batched (`batch`) or channels workload in every `--dtype`, each filter a row against the
+    /// floor, and their goals; a type the device lacks (bf16 below sm_80) is noted and skipped.
+    fn sweep(&self, run: &mut Run<'_>, batch: bool, workloads: &[[usize; 3]]) -> BenchResult<()> {
+        let (part, col) = if batch { ("batch", "batch") } else { ("channels", "image, mask") };
+        let (t, dtod, mode) = (run.table(part, ""), run.dtod(512 << 20)?, self.mode);
+        let mut rng = StdRng::seed_from_u64(self.seed ^ if batch { 0xba7c } else { 0xc4a7 });
+        for (dtype, &wl) in self.dtype.iter().flat_map(|d| workloads.iter().map(move |wl| (d, wl))) {
+            let measured = match dtype.as_str() {
+                "f32" => measure::<f32>(run, batch, wl, mode, &mut rng),
+                "f64" => measure::<f64>(run, batch, wl, mode, &mut rng),
+                "f16" => measure::<f16>(run, batch, wl, mode, &mut rng),
+                "bf16" => measure::<bf16>(run, batch, wl, mode, &mut rng),
+                "u8" => measure::<u8>(run, batch, wl, mode, &mut rng),
+                "u16" => measure::<u16>(run, batch, wl, mode, &mut rng),
+                _ => return Err(run.bad_options(format!("unknown dtype `{dtype}` ({})", DTYPES.join(", ")))),
+            };
+            if let Err(BenchError::Gpu(e)) = &measured
+                && matches!(**e, crate::Error::Unsupported { .. })
+            {
+                run.line(format!("{part} {dtype} {}: skipped: {e}", label(batch, wl)));
+                continue;
+            }
+            for (kernel, stats, bytes) in measured? {
+                let (ms, gbps) = (stats.median_ms, harness::gbps(bytes, stats.median_ms));
+                let r = Rec::new().text("dtype", dtype).text(col, label(batch, wl)).text("kernel", kernel);
+                let r = r.num("ms", ms, 4).num("GB/s", gbps, 0).pct("% of floor", gbps / dtod.gbps);
+                run.row(t, r.json("workload", wl).stats("stats", &stats));
+            }
+        }
+        // Each default depthwise workload >= 85% of the floor in f32 and bf16; u8 RGB 4096² 5x5 >= 80%.
+        let at: At = |r| (0, format!("{:.4} ms, {}", num(r, "ms"), text(r, "kernel")));
+        let batch_goals = ["f32", "bf16"].map(|d| BATCH_DEFAULTS.map(|wl| (d, wl))).concat();
+        let goals = if batch { batch_goals } else { vec![("u8", CHANNELS_DEFAULT)] };
+        for (dtype, wl) in goals.into_iter().filter(|_| !workloads.is_empty()) {
+            let (wl, pct) = (label(batch, wl), if batch { 85 } else { 80 });
+            let what = if batch { format!("depthwise {wl} {dtype}") } else { format!("u8 RGB {wl}") };
+            let rows = run.rows(t).iter().filter(|r| text(r, "dtype") == dtype && text(r, col) == wl);
+            let goal = best_of(&format!("{what} >= {pct}% of floor"), f64::from(pct) / 100.0, "% of floor", rows, at);
+            run.goal(goal);
+        }
+        Ok(())
     }
 }
 
-/// One kernel on one (width, length).
-#[derive(Clone, Debug, Serialize)]
-pub struct Row1d {
-    /// Mask width.
-    pub w: usize,
-    /// Input length.
-    pub n: usize,
-    /// Variant name.
-    pub variant: &'static str,
-    /// Kernel that ran.
-    pub kernel: &'static str,
-    /// Rust kernel timing.
-    pub stats: Stats,
-    /// Effective bandwidth: (input + output bytes) / median time, GB/s.
-    pub gbps: f64,
-    /// Floor time / median time.
-    pub of_floor: f64,
-    /// Basic kernel's time / this kernel's time.
-    pub speedup_vs_basic: Option<f64>,
-    /// The lesson's global loads per output.
-    pub model_loads_per_output: f64,
-    /// The twin's timing, when it ran.
-    pub twin: Option<Stats>,
-    /// Rust median / C++ median.
-    pub rust_over_cpp: Option<f64>,
-}
-
-/// A goal's verdict.
-#[derive(Clone, Debug, Serialize)]
-pub struct Verdict {
-    /// What is required.
-    pub goal: String,
-    /// `MET`, `NOT MET` or `NOT EVALUATED`.
-    pub status: &'static str,
-    /// The numbers behind it.
-    pub detail: String,
-}
-
-impl Verdict {
-    fn line(&self) -> String {
-        format!("goal {}: {} ({})", self.goal, self.status, self.detail)
-    }
-}
-
-/// The arithmetic peaks the compute model compares kernels with, measured
-/// by the probe kernels `tc_peak_ffma` and `tc_peak_mma_tf32` (8 blocks of
-/// 256 threads per SM, 4096 iterations of 8 independent chains).
-#[derive(Clone, Copy, Debug, Serialize)]
-pub struct Peaks {
-    /// FP32 fused multiply-adds, TFLOPS (2 flops each); `None` where the
-    /// loaded PTX lacks the probes (below sm_80).
-    pub ffma_tflops: Option<f64>,
-    /// TF32 `mma.sync.m16n8k8`, TFLOPS (2048 flops each); `None` below
-    /// sm_80.
-    pub mma_tf32_tflops: Option<f64>,
-}
-
-/// Measures [`Peaks`] on `gpu`.
-pub fn measure_peaks(gpu: &Gpu, settings: &Settings) -> BenchResult<Peaks> {
-    use crate::launch::{KernelArg, LaunchConfig};
-    let (threads, iters, seed) = (256u32, 4096u32, 0.37f32);
+/// The rate of the probe kernel `name` (8 blocks of 256 threads per SM, 4096 iterations of 8 independent
+/// chains), TFLOPS; `None` where the loaded PTX lacks it (below sm_80).
+fn peak(run: &Run<'_>, name: &'static str, flops_per_thread_iter: f64) -> BenchResult<Option<f64>> {
+    let (gpu, threads, iters, seed) = (run.gpu, 256u32, 4096u32, 0.37f32);
     let grid = gpu.info().sm_count.max(1) * 8;
     let out = gpu.alloc_zeroed::<f32>((grid * threads) as usize)?;
-    let cfg = LaunchConfig::new(grid, threads);
-    let p = out.device_ptr();
+    let (cfg, p) = (LaunchConfig::new(grid, threads), out.device_ptr());
     let args: [&dyn KernelArg; 3] = [&p, &iters, &seed];
-    let rate = |name: &'static str, flops_per_thread_iter: f64| -> BenchResult<Option<f64>> {
-        if gpu.param_sizes(name).is_err() {
-            return Ok(None);
-        }
-        // SAFETY: `out` holds one f32 per launched thread, the kernels'
-        // whole contract.
-        let st = harness::measure(gpu, settings, |_| unsafe { gpu.launch(name, &cfg, &args) })?;
-        let flops = (grid * threads) as f64 * iters as f64 * flops_per_thread_iter;
-        Ok(Some(flops / st.median_ms / 1e9))
-    };
-    // Per thread and iteration: 8 chains × 2 flops; 8 mma × 2048 flops per
-    // warp, that is 8 × 64 per thread.
-    let ffma = rate("tc_peak_ffma", 16.0)?;
-    let mma = rate("tc_peak_mma_tf32", 8.0 * 64.0)?;
-    Ok(Peaks { ffma_tflops: ffma, mma_tf32_tflops: mma })
+    // SAFETY: `out` holds one f32 per launched thread, the kernels' whole contract.
+    let st = gpu.param_sizes(name).map(|_| run.measure(|_| Ok(unsafe { gpu.launch(name, &cfg, &args) }?)));
+    Ok(st.ok().transpose()?.map(|s| (grid * threads) as f64 * iters as f64 * flops_per_thread_iter / s.median_ms / 1e9))
 }
 
-/// The whole run.
-#[derive(Clone, Debug, Serialize)]
-pub struct ConvReport {
-    /// The device.
-    pub device: DeviceSummary,
-    /// The arithmetic peaks of the compute model.
-    pub peaks: Peaks,
-    /// The DtoD reference the floor comes from.
-    pub dtod: DtodReference,
-    /// Boundary mode used.
-    pub mode: &'static str,
-    /// Timing settings.
-    pub settings: Settings,
-    /// Seed of the inputs and masks.
-    pub seed: u64,
-    /// The C++ twins' provenance.
-    pub twins: Vec<TwinStatus>,
-    /// 1D rows.
-    pub rows_1d: Vec<Row1d>,
-    /// 2D rows.
-    pub rows_2d: Vec<Row2d>,
-    /// Batched (depthwise) rows.
-    pub rows_batch: Vec<super::batch::RowBatch>,
-    /// 2D channels rows.
-    pub rows_channels: Vec<super::batch::RowChannels>,
-    /// Goal verdicts.
-    pub goals: Vec<Verdict>,
+/// One kernel: row label, kernel(s) run, Rust and twin timings, (1D) the lesson's loads per output.
+struct Timed(&'static str, String, Stats, Option<Stats>, Option<f64>);
+
+/// Records a case's kernels in table `t`: `lead`'s columns, then each kernel's against the floor of
+/// `bytes` and the `basic` row's time (1D rows, those with a model, keep the kernel in the JSON alone).
+fn record(run: &mut Run<'_>, t: Tab, lead: Rec, timed: Vec<Timed>, bytes: f64, dtod: &DtodReference) {
+    let basic = timed.iter().find(|m| m.0 == "basic").map(|m| m.2.median_ms);
+    for Timed(label, kernel, stats, twin, model) in timed {
+        let (ms, cpp, r) = (stats.median_ms, twin.map(|s| s.median_ms), lead.clone().text("variant", label));
+        let r = if model.is_some() { r.json("kernel", &kernel) } else { r.text("kernel", &kernel) };
+        let r = r.num("median ms", ms, 4).num("GB/s", harness::gbps(bytes, ms), 0);
+        let r = r.pct("% floor", dtod.floor_ms(bytes) / ms).times("vs basic", basic.map(|b| b / ms));
+        let r = if let Some(x) = model { r.num("model loads/out", x, 3) } else { r };
+        let r = r.num("C++ ms", cpp, 4).num("Rust/C++", cpp.map(|c| ms / c), 3);
+        run.row(t, r.stats("stats", &stats).json("twin", twin));
+    }
 }
 
-/// Runs the suite and writes `conv.json` and `conv-1d.svg` into the output
-/// directory.
-pub fn run(gpu: &Gpu, opts: &ConvOptions) -> BenchResult<ConvReport> {
-    if !opts.skip_1d && (opts.widths.is_empty() || opts.lengths.is_empty() || opts.variants.is_empty()) {
-        return Err(BenchError::Options("no widths, lengths or variants to run".into()));
-    }
-    let device = DeviceSummary::of(gpu);
-    let dtod = harness::measure_dtod(gpu, &opts.settings, 512 << 20)?;
-    println!("conv: {} — cuMemcpyDtoD {:.0} GB/s (512 MiB), the floor's bandwidth", device.name, dtod.gbps);
-    let peaks = measure_peaks(gpu, &opts.settings)?;
-    let tflops = |t: Option<f64>| t.map_or("n/a (below sm_80)".to_string(), |t| format!("{t:.1} TFLOPS"));
-    println!("conv: peaks — FP32 FMA {}, TF32 mma.sync {}", tflops(peaks.ffma_tflops), tflops(peaks.mma_tf32_tflops));
-    let mut twin_status = Vec::new();
-    let mut twin_for = |name: &str, source: &str| {
-        if !opts.twins {
-            return None;
-        }
-        let t = twin::build(gpu, name, source);
-        println!("conv: C++ twins {name} {}: {}", t.status.state, t.status.detail);
-        twin_status.push(t.status);
-        t.module
-    };
-    let twin_module = twin_for("conv1d.cu", twin::CONV1D_SOURCE);
-    let twin_2d = twin_for("conv2d.cu", twin::CONV2D_SOURCE);
-    let mut rng = StdRng::seed_from_u64(opts.seed);
-    let n_max = if opts.skip_1d { 0 } else { *opts.lengths.iter().max().unwrap_or(&0) };
-    let host: Vec<f32> = (0..n_max).map(|_| rng.random_range(-1.0f32..1.0)).collect();
-    let input = gpu.upload(&host)?;
-    // SAFETY: every element is written by a kernel (or poisoned) before it is read.
-    let mut output = unsafe { gpu.alloc_uninit::<f32>(n_max)? };
-    let mut rows = Vec::new();
-    let widths: &[usize] = if opts.skip_1d { &[] } else { &opts.widths };
-    for &w in widths {
-        let mask: Vec<f32> = (0..w).map(|_| rng.random_range(-1.0f32..1.0)).collect();
-        let conv = Conv1d::new(gpu, &mask, ConvOp::Correlate, opts.mode)?;
-        let tf32 = Conv1d::new(gpu, &mask, ConvOp::Correlate, opts.mode)?.with_precision(Precision::Tf32);
-        let tensor = conv.tensor_support();
-        if let (Err(why), true) = (&tensor, opts.variants.contains(&Conv1dVariant::Tensor)) {
-            println!("conv: w = {w}: no tensor-core rows: {why}");
-        }
-        for &n in &opts.lengths {
-            let src = input.view(0..n)?;
-            let case = Case1d { conv: &conv, host: &host[..n], src: &src, dtod: &dtod, settings: &opts.settings };
-            let mut out = output.view_mut(0..n)?;
-            let mut basic_ms = None;
-            for &variant in &opts.variants {
-                if variant == Conv1dVariant::Tensor && tensor.is_err() {
-                    continue;
-                }
-                let row = case.measure(variant, &mut out, twin_module.as_ref(), &mut rng)?;
-                if variant == Conv1dVariant::Basic {
-                    basic_ms = Some(row.stats.median_ms);
-                }
-                rows.push(row);
-                if variant == Conv1dVariant::Tensor {
-                    let case = Case1d { conv: &tf32, ..case };
-                    let mut row = case.measure(variant, &mut out, twin_module.as_ref(), &mut rng)?;
-                    row.variant = TF32_LABEL;
-                    rows.push(row);
-                }
-            }
-            if let Some(b) = basic_ms {
-                for r in rows.iter_mut().filter(|r| r.w == w && r.n == n) {
-                    r.speedup_vs_basic = Some(b / r.stats.median_ms);
-                }
-            }
-        }
-    }
-    drop((input, output));
-    let rows_2d = run_2d(gpu, opts, &dtod, twin_2d.as_ref(), &mut rng)?;
-    let rows_batch = if opts.batches.is_empty() {
-        Vec::new()
-    } else {
-        super::batch::run(gpu, &opts.batches, &opts.dtypes, opts.mode, &dtod, &opts.settings, opts.seed)?
-    };
-    let mut goals = Vec::new();
-    if !rows.is_empty() || !rows_2d.is_empty() {
-        goals.extend(goals_1d(&rows, twin_module.is_some()));
-        goals.extend(goals_2d(&rows_2d, twin_2d.is_some()));
-    }
-    if !opts.batches.is_empty() {
-        goals.extend(super::batch::goals(&rows_batch));
-    }
-    let rows_channels = if opts.channels.is_empty() {
-        Vec::new()
-    } else {
-        super::batch::run_channels(gpu, &opts.channels, &opts.dtypes, opts.mode, &dtod, &opts.settings, opts.seed)?
-    };
-    if !opts.channels.is_empty() {
-        goals.extend(super::batch::goals_channels(&rows_channels));
-    }
-    let report = ConvReport {
-        device,
-        peaks,
-        dtod,
-        mode: opts.mode.name(),
-        settings: opts.settings,
-        seed: opts.seed,
-        twins: twin_status,
-        rows_1d: rows,
-        rows_2d,
-        rows_batch,
-        rows_channels,
-        goals,
-    };
-    if !report.rows_1d.is_empty() {
-        println!("{}", table_1d(&report.rows_1d).render());
-    }
-    if !report.rows_2d.is_empty() {
-        println!("{}", table_2d(&report.rows_2d).render());
-    }
-    for g in &report.goals {
-        println!("{}", g.line());
-    }
-    report.write(&opts.out_dir)?;
-    Ok(report)
-}
-
-/// The inputs one 1D measurement needs.
-pub struct Case1d<'a> {
-    /// The convolution (mask, mode).
-    pub conv: &'a Conv1d<f32>,
-    /// The input, on the host.
-    pub host: &'a [f32],
-    /// The same input on the device.
-    pub src: &'a DeviceView<'a, f32>,
-    /// The floor's reference copy.
-    pub dtod: &'a DtodReference,
-    /// Timing settings.
-    pub settings: &'a Settings,
-}
-
-impl Case1d<'_> {
-    /// Verifies and times `variant` (and its twin when `twin` is given).
-    pub fn measure(
-        &self,
-        variant: Conv1dVariant,
-        out: &mut DeviceViewMut<'_, f32>,
-        twin: Option<&PtxModule>,
-        rng: &mut StdRng,
-    ) -> BenchResult<Row1d> {
-        let gpu = self.conv.gpu();
-        let n = self.host.len();
-        let w = self.conv.width();
-        let plan = self.conv.plan(variant, n)?;
-        self.verify(variant, out, None, rng)?;
-        let stats = harness::measure(gpu, self.settings, |_| self.conv.run(variant, self.src, out).map(|_| ()))?;
-        let (twin_stats, ratio) = match twin {
-            Some(m) if n > 0 && m.param_sizes(plan.kernel).is_ok() => {
-                self.verify(variant, out, Some(m), rng)?;
-                let t = harness::measure(gpu, self.settings, |_| self.run_twin(m, variant, out))?;
-                (Some(t), Some(stats.median_ms / t.median_ms))
-            }
-            _ => (None, None),
-        };
-        let bytes = 2.0 * (n * 4) as f64;
-        Ok(Row1d {
-            w,
-            n,
-            variant: plan.variant.name(),
-            kernel: plan.kernel,
-            stats,
-            gbps: harness::gbps(bytes, stats.median_ms),
-            of_floor: self.dtod.floor_ms(bytes) / stats.median_ms,
-            speedup_vs_basic: None,
-            model_loads_per_output: plan.variant.model_loads_per_output(w, THREADS_1D as usize),
-            twin: twin_stats,
-            rust_over_cpp: ratio,
-        })
-    }
-
-    /// The twin of `variant`'s kernel, same plan, same buffers, the mask
-    /// passed the same way.
-    fn run_twin(&self, m: &PtxModule, variant: Conv1dVariant, out: &mut DeviceViewMut<'_, f32>) -> BenchResult<()> {
-        self.conv.run_on(Some(m), variant, self.src, out)?;
-        Ok(())
-    }
-
-    /// Poisons the output, runs once, checks that no poison is left and
-    /// that the edges and random samples meet the reference.
-    fn verify(
-        &self,
-        variant: Conv1dVariant,
-        out: &mut DeviceViewMut<'_, f32>,
-        twin: Option<&PtxModule>,
-        rng: &mut StdRng,
-    ) -> BenchResult<()> {
-        let n = self.host.len();
-        if n == 0 {
-            return Ok(());
-        }
+/// The crate's kernel, then `twin`'s where given: each run once (`launch`, which names the kernel) on the
+/// poisoned `out`, whose values `check` judges (`Some`: what is wrong), then timed.
+fn verified<K: Into<String>>(
+    run: &Run<'_>,
+    label: &'static str,
+    out: &mut DeviceViewMut<'_, f32>,
+    twin: Option<&PtxModule>,
+    mut launch: impl FnMut(Option<&PtxModule>, &mut DeviceViewMut<'_, f32>) -> BenchResult<K>,
+    mut check: impl FnMut(&str, Vec<f32>) -> Option<String>,
+) -> BenchResult<Timed> {
+    let mut time = |m: Option<&PtxModule>| -> BenchResult<(K, Stats)> {
         out.fill_bytes(POISON)?;
-        match twin {
-            None => {
-                self.conv.run(variant, self.src, out)?;
-            }
-            Some(m) => self.run_twin(m, variant, out)?,
+        let kernel = launch(m, out)?;
+        if let Some(wrong) = check(if m.is_some() { "C++ twin" } else { "Rust" }, out.to_vec()?) {
+            return Err(run.fail(wrong));
         }
-        let got = out.to_vec()?;
-        let who = if twin.is_some() { "C++ twin" } else { "Rust" };
-        let what = format!("{who} {} w={} n={n}", variant.name(), self.conv.width());
-        let poison = f32::from_bits(u32::from_ne_bytes([POISON; 4]));
-        if let Some(i) = got.iter().position(|v| v.to_bits() == poison.to_bits()) {
-            return Err(BenchError::Verification {
-                suite: "conv",
-                message: format!("{what}: output {i} never written"),
-            });
-        }
-        let w = self.conv.width();
-        let mut idx: Vec<usize> = (0..(2 * w).min(n)).chain(n.saturating_sub(2 * w)..n).collect();
-        idx.extend((0..SAMPLES).map(|_| rng.random_range(0..n)));
-        let refs = sampled_reference(self.host, self.conv, &idx);
-        for (&i, want) in idx.iter().zip(&refs) {
-            if !matches(got[i], want) {
-                let message =
-                    format!("{what}: output {i} = {:e}, reference {:e} ± {:e}", got[i], want.value, want.bound);
-                return Err(BenchError::Verification { suite: "conv", message });
-            }
-        }
-        Ok(())
-    }
+        Ok((kernel, run.measure(|_| launch(m, out).map(drop))?))
+    };
+    let (kernel, stats) = time(None)?;
+    Ok(Timed(label, kernel.into(), stats, twin.map(|m| time(Some(m)).map(|t| t.1)).transpose()?, None))
 }
 
-/// Reference values at positions `idx` (ghost cells from
-/// [`ghosts`], the sums in f64).
-pub fn sampled_reference(input: &[f32], conv: &Conv1d<f32>, idx: &[usize]) -> Vec<Checked> {
-    let (taps, left, mode) = (conv.taps(), conv.left(), conv.mode());
-    let w = taps.len();
-    let (lg, rg) = ghosts(input, left, w - 1 - left, mode);
-    let n = input.len() as isize;
-    let at = |x: isize| -> f64 {
-        if x < 0 {
-            lg[(-x - 1) as usize] as f64
-        } else if x >= n {
-            rg[(x - n) as usize] as f64
-        } else {
-            input[x as usize] as f64
-        }
-    };
+/// `conv`'s kernel `v` (and its twin where `twin` has it) on a prefix of the input (on the host, on the
+/// device, and its output): no poison may be left, and the edges and 2000 random outputs must meet the
+/// reference (ghost cells from [`ghosts`], the sums in f64, the bound of the convolution's precision).
+fn measure_1d(
+    run: &Run<'_>,
+    conv: &Conv1d<f32>,
+    v: Conv1dVariant,
+    (host, src, out): (&[f32], &DeviceView<'_, f32>, &mut DeviceViewMut<'_, f32>),
+    twin: Option<&PtxModule>,
+    rng: &mut StdRng,
+) -> BenchResult<Timed> {
+    let (n, w, left, plan) = (host.len(), conv.width(), conv.left(), conv.plan(v, host.len())?);
+    let (lg, rg) = ghosts(host, left, w - 1 - left, conv.mode());
+    // Position `p` of the input extended by `left` ghost cells.
+    let at =
+        |p: usize| if p < left { lg[left - 1 - p] } else { *host.get(p - left).unwrap_or_else(|| &rg[p - left - n]) };
     let gamma = (w as f64 + 2.0) * f64::from(f32::EPSILON) / 2.0;
     let bound = |a: f64| match conv.precision() {
         Precision::Tf32 => Precision::tf32_error_bound(w, a),
         Precision::F32 => gamma * a + w as f64 * f64::from(f32::MIN_POSITIVE),
     };
-    idx.iter()
-        .map(|&i| {
-            let (mut v, mut a) = (0.0f64, 0.0f64);
-            for (j, &m) in taps.iter().enumerate() {
-                let p = at(i as isize - left as isize + j as isize) * f64::from(m);
-                v += p;
-                a += p.abs();
-            }
-            Checked { value: v, bound: bound(a) }
-        })
-        .collect()
+    let terms = |i: usize| conv.taps().iter().enumerate().map(move |(j, &m)| f64::from(at(i + j)) * f64::from(m));
+    let want = |i: usize| Checked { value: terms(i).sum(), bound: bound(terms(i).map(f64::abs).sum()) };
+    let check = |who: &str, got: Vec<f32>| {
+        let what = format!("{who} {} w={w} n={n}", v.name());
+        if let Some(i) = got.iter().position(|x| x.to_bits() == u32::from_ne_bytes([POISON; 4])) {
+            return Some(format!("{what}: output {i} never written"));
+        }
+        let mut idx: Vec<usize> = (0..(2 * w).min(n)).chain(n.saturating_sub(2 * w)..n).collect();
+        idx.extend((0..if n > 0 { 2000 } else { 0 }).map(|_| rng.random_range(0..n)));
+        let (i, c) = idx.into_iter().map(|i| (i, want(i))).find(|(i, c)| !matches(got[*i], c))?;
+        Some(format!("{what}: output {i} = {:e}, reference {:e} ± {:e}", got[i], c.value, c.bound))
+    };
+    let launch = |m: Option<&PtxModule>, out: &mut DeviceViewMut<'_, f32>| Ok(conv.run_on(m, v, src, out)?.kernel);
+    let label = if conv.precision() == Precision::Tf32 { TF32_LABEL } else { plan.variant.name() };
+    let twin = twin.filter(|m| n > 0 && m.param_sizes(plan.kernel).is_ok());
+    let Timed(label, kernel, stats, twin, _) = verified(run, label, out, twin, launch, check)?;
+    Ok(Timed(label, kernel, stats, twin, Some(plan.variant.model_loads_per_output(w, THREADS_1D as usize))))
 }
 
-fn goals_1d(rows: &[Row1d], twins: bool) -> Vec<Verdict> {
+/// The number in `r`'s column `col` (NaN without one).
+fn num(r: &Rec, col: &str) -> f64 {
+    r.get(col).unwrap_or(f64::NAN)
+}
+
+/// The text in `r`'s column `col` (empty without one).
+fn text<'a>(r: &'a Rec, col: &str) -> &'a str {
+    r.get_text(col).unwrap_or("")
+}
+
+/// The size in `r`'s text column `col`: `2^k`, a number, or `k` of `kxk`.
+fn size(r: &Rec, col: &str) -> usize {
+    text(r, col).split('x').next().and_then(|s| parse_elems(s).ok()).map_or(0, |s| s as usize)
+}
+
+/// Where a row is: its group's key and its place.
+type At = fn(&Rec) -> (usize, String);
+
+/// The goal `goal`: over the groups of `rows` with the same key, the lowest of each group's best `col` at
+/// least `target`.
+fn best_of<'a>(goal: &str, target: f64, col: &str, rows: impl Iterator<Item = &'a Rec>, at: At) -> Goal {
+    let mut best: Vec<(usize, f64, String)> = rows.map(|r| (at(r).0, num(r, col), at(r).1)).collect();
+    best.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)));
+    best.dedup_by_key(|b| b.0);
+    Goal::worst(goal, best.into_iter().map(|b| (b.1, b.2)), target, true, Fmt::Pct(1), "not run")
+}
+
+/// The goal `goal`: every (Rust/C++, where) case at most 1.05.
+fn twin_goal(goal: &str, cases: impl Iterator<Item = (f64, String)>) -> Goal {
+    let cases: Vec<(f64, String)> = cases.collect();
+    let (over, all) = (cases.iter().filter(|c| c.0 > 1.05).count(), cases.len());
+    let mut g = Goal::worst(goal, cases, 1.05, false, Fmt::Times(3), "no twin timings (nvcc missing?)");
+    if all > 0 {
+        g.detail += &format!("; {over} of {all} rows above");
+    }
+    g
+}
+
+/// The goals of the 1D table (`f32`-accurate kernels at n = 2^27; twins at n ≥ 2^24) and of the 2D one
+/// (on 8192²; twins on every image).
+fn goals_1d_2d(d1: &[Rec], d2: &[Rec]) -> Vec<Goal> {
+    let at: At = |r| (num(r, "w") as usize, format!("w = {} ({})", num(r, "w"), text(r, "variant")));
+    let at27 = d1.iter().filter(|r| size(r, "n") == 1 << 27 && text(r, "variant") != TF32_LABEL);
     let mut goals = Vec::new();
-    let at_goal: Vec<&Row1d> = rows.iter().filter(|r| r.n == GOAL_N && r.w <= 31 && r.variant != TF32_LABEL).collect();
-    let goal = format!("best 1D >= {:.0}% of the DRAM floor at n = 2^27 for widths <= 31", GOAL_1D * 100.0);
-    if at_goal.is_empty() {
-        goals.push(Verdict { goal, status: "NOT EVALUATED", detail: "n = 2^27 with widths <= 31 not run".into() });
-    } else {
-        let mut widths: Vec<usize> = at_goal.iter().map(|r| r.w).collect();
-        widths.dedup();
-        let mut worst: Option<(f64, usize, &str)> = None;
-        for w in widths {
-            let best = at_goal.iter().filter(|r| r.w == w).max_by(|a, b| a.of_floor.total_cmp(&b.of_floor)).unwrap();
-            if worst.is_none_or(|(f, _, _)| best.of_floor < f) {
-                worst = Some((best.of_floor, w, best.variant));
-            }
-        }
-        let (f, w, v) = worst.unwrap_or((0.0, 0, ""));
-        let status = if f >= GOAL_1D { "MET" } else { "NOT MET" };
-        goals.push(Verdict { goal, status, detail: format!("lowest best: {:.1}% at w = {w} ({v})", f * 100.0) });
+    for (what, w, pct) in [("widths <= 31", 0..=31, 85), ("every w <= 127", 0..=127, 85), ("w = 255", 255..=255, 70)] {
+        let acc = if *w.end() == 31 { "" } else { "f32-accurate " };
+        let goal = format!("best {acc}1D >= {pct}% of the DRAM floor at n = 2^27 for {what}");
+        let rows = at27.clone().filter(|r| w.contains(&(num(r, "w") as usize)));
+        goals.push(best_of(&goal, f64::from(pct) / 100.0, "% floor", rows, at));
     }
-    goals.push(best_1d_goal(rows, |w| w <= GOAL_WIDE_W, GOAL_1D, &format!("every w <= {GOAL_WIDE_W}")));
-    goals.push(best_1d_goal(rows, |w| w == GOAL_WIDEST_W, GOAL_WIDEST, &format!("w = {GOAL_WIDEST_W}")));
-    let goal = format!("every Rust kernel <= {GOAL_TWIN:.2}x its C++ twin's time (n >= 2^24)");
-    let judged: Vec<&Row1d> = rows.iter().filter(|r| r.n >= TWIN_MIN_N && r.rust_over_cpp.is_some()).collect();
-    if !twins || judged.is_empty() {
-        goals.push(Verdict { goal, status: "NOT EVALUATED", detail: "no twin timings (nvcc missing?)".into() });
-    } else {
-        let worst = judged.iter().max_by(|a, b| a.rust_over_cpp.unwrap().total_cmp(&b.rust_over_cpp.unwrap())).unwrap();
-        let r = worst.rust_over_cpp.unwrap_or(f64::NAN);
-        let over = judged.iter().filter(|x| x.rust_over_cpp.is_some_and(|q| q > GOAL_TWIN)).count();
-        goals.push(Verdict {
-            goal,
-            status: if over == 0 { "MET" } else { "NOT MET" },
-            detail: format!(
-                "worst {r:.3}x: {} w = {} n = {}; {over} of {} rows above",
-                worst.variant,
-                worst.w,
-                worst.n,
-                judged.len()
-            ),
-        });
+    let cases = d1.iter().filter(|r| size(r, "n") >= 1 << 24);
+    let cases = cases.filter_map(|r| Some((r.get("Rust/C++")?, format!("{} n = {}", at(r).1, text(r, "n")))));
+    goals.push(twin_goal("every Rust kernel <= 1.05x its C++ twin's time (n >= 2^24)", cases));
+
+    let at: At = |r| (size(r, "mask"), format!("{} {}", text(r, "mask"), text(r, "variant")));
+    let big = d2.iter().filter(|r| text(r, "image") == "8192x8192");
+    let sep = big.clone().filter(|r| text(r, "variant") == "separable" && size(r, "mask") <= 31);
+    goals.push(best_of("separable >= 80% of the floor for widths <= 31 on 8192^2", 0.80, "% floor", sep, at));
+    let g5 = big.clone().find(|r| text(r, "variant") == "gaussian" && size(r, "mask") == 41);
+    let (g5, cupy) = (g5.map(|r| num(r, "median ms")), |ms| format!("{ms:.4} ms, {:.1}x faster than CuPy", 9.07 / ms));
+    let detail = g5.map_or("sigma = 5 on 8192^2 not run".into(), cupy);
+    let goal = "gaussian sigma = 5 on 8192^2 <= 0.454 ms (1/20 of CuPy's 9.07 ms)";
+    goals.push(Goal::new(goal, g5.map(|ms| ms <= 9.07 / 20.0), detail));
+    // The general-mask kernels: the separable filter and TF32 aside.
+    for (max, pct) in [(9, 80), (15, 65)] {
+        let general = |r: &&Rec| !matches!(text(r, "variant"), "separable" | "gaussian" | TF32_LABEL);
+        let rows = big.clone().filter(general).filter(|r| size(r, "mask") <= max);
+        let goal =
+            format!("best f32-accurate general 2D >= {pct}% of the DRAM floor for every odd k <= {max} on 8192^2");
+        goals.push(best_of(&goal, f64::from(pct) / 100.0, "% floor", rows, at));
     }
+    let five = big.filter(|r| size(r, "mask") == 5);
+    goals.push(best_of("best 2D >= 80% of the DRAM floor for 5x5 on 8192^2", 0.80, "% floor", five, at));
+    let cases = d2.iter().filter_map(|r| Some((r.get("Rust/C++")?, at(r).1)));
+    goals.push(twin_goal("every Rust 2D kernel <= 1.05x its C++ twin's time", cases));
     goals
 }
 
-/// The verdict "the best `f32`-accurate kernel reaches `share` of the floor
-/// at n = 2^27 for every run width that `which` accepts" (`what` names
-/// the widths).
-fn best_1d_goal(rows: &[Row1d], which: impl Fn(usize) -> bool, share: f64, what: &str) -> Verdict {
-    let goal = format!("best f32-accurate 1D >= {:.0}% of the DRAM floor at n = 2^27 for {what}", share * 100.0);
-    let at: Vec<&Row1d> = rows.iter().filter(|r| r.n == GOAL_N && which(r.w) && r.variant != TF32_LABEL).collect();
-    let mut widths: Vec<usize> = at.iter().map(|r| r.w).collect();
-    widths.sort_unstable();
-    widths.dedup();
-    let worst = widths
-        .iter()
-        .filter_map(|&w| at.iter().filter(|r| r.w == w).max_by(|a, b| a.of_floor.total_cmp(&b.of_floor)))
-        .min_by(|a, b| a.of_floor.total_cmp(&b.of_floor));
-    match worst {
-        None => Verdict { goal, status: "NOT EVALUATED", detail: format!("n = 2^27 with {what} not run") },
-        Some(r) => Verdict {
-            goal,
-            status: if r.of_floor >= share { "MET" } else { "NOT MET" },
-            detail: format!("lowest best: {:.1}% at w = {} ({})", r.of_floor * 100.0, r.w, r.variant),
-        },
-    }
-}
+/// Per filter of a workload: kernel, timing, bytes read + written.
+type Filtered = BenchResult<Vec<(&'static str, Stats, f64)>>;
 
-/// The 1D table.
-pub fn table_1d(rows: &[Row1d]) -> Table {
-    let mut t = Table::new([
-        "w",
-        "n",
-        "variant",
-        "median ms",
-        "GB/s",
-        "% floor",
-        "vs basic",
-        "model loads/out",
-        "C++ ms",
-        "Rust/C++",
-    ]);
-    for r in rows {
-        t.row([
-            r.w.to_string(),
-            if r.n.is_power_of_two() { format!("2^{}", r.n.trailing_zeros()) } else { r.n.to_string() },
-            r.variant.to_string(),
-            format!("{:.4}", r.stats.median_ms),
-            format!("{:.0}", r.gbps),
-            format!("{:.1}%", r.of_floor * 100.0),
-            r.speedup_vs_basic.map_or("-".into(), |s| format!("{s:.2}x")),
-            format!("{:.3}", r.model_loads_per_output),
-            r.twin.map_or("-".into(), |s| format!("{:.4}", s.median_ms)),
-            r.rust_over_cpp.map_or("-".into(), |q| format!("{q:.3}")),
-        ]);
-    }
-    t
-}
-
-impl ConvReport {
-    /// Writes `conv.json` and `conv-1d.svg` (% of floor against n, per
-    /// variant, at the widest width ≤ 31 that ran) into `dir`.
-    pub fn write(&self, dir: &Path) -> BenchResult<(PathBuf, PathBuf)> {
-        let json = dir.join("conv.json");
-        write_json(&json, self)?;
-        let w = self.rows_1d.iter().map(|r| r.w).filter(|&w| w <= 31).max().unwrap_or(0);
-        let mut series: Vec<Series> = Vec::new();
-        for r in self.rows_1d.iter().filter(|r| r.w == w) {
-            match series.iter_mut().find(|s| s.name == r.variant) {
-                Some(s) => s.points.push((r.n as f64, r.of_floor * 100.0)),
-                None => series.push(Series { name: r.variant.into(), points: vec![(r.n as f64, r.of_floor * 100.0)] }),
+/// One workload in type `S`: random values (integers over the type's range, floats in ±4) filtered into a
+/// poisoned output. Batched (`[rows, len, w]`, a random mask per row): the first, last and three random
+/// rows checked in full. Channels (`[side, channels, mask]`, a box): as `Filter2d::new` runs it (separable
+/// when the box factors, which it does for every type but `f64`), then on the general kernel too, every
+/// output checked. Each filter is then timed.
+fn measure<S: Sample>(run: &Run<'_>, batch: bool, wl: [usize; 3], mode: Boundary, rng: &mut StdRng) -> Filtered {
+    let (name, label, [a, b, c], op) = (S::NAME, label(batch, wl), wl, ConvOp::Correlate);
+    let total = [a, b, if batch { 1 } else { a }].into_iter().try_fold(1usize, usize::checked_mul);
+    let total = total.ok_or_else(|| run.bad_options(format!("{label}: too large")))?;
+    let masks: Vec<S::Acc> = match batch {
+        true => (0..a * c).map(|_| S::Acc::from_f64(rng.random_range(-0.2f64..0.2))).collect(),
+        false => vec![S::Acc::from_f64(1.0 / (c * c) as f64); c * c],
+    };
+    let max = [("u8", 255u32), ("u16", 65535)].into_iter().find(|m| m.0 == name).map_or(0, |m| m.1);
+    let mut value = || if max > 0 { rng.random_range(0..=max) as f64 } else { rng.random_range(-4.0f64..4.0) };
+    let host: Vec<S> = (0..total).map(|_| S::from_f64(value())).collect();
+    let (input, mut output) = (run.gpu.upload(&host)?, run.gpu.alloc_zeroed::<S>(total)?);
+    let bytes = (2 * total * size_of::<S>()) as f64;
+    let values: Vec<f64> = host.iter().map(|v| v.to_f64()).collect();
+    if batch {
+        let (filter, shape) = (Filter1d::<S>::depthwise(run.gpu, &masks, c, op, mode)?, Shape::new(a, b));
+        filter.plan(shape)?;
+        output.fill_bytes(POISON)?;
+        let plan = filter.run(&input.as_view(), &mut output.as_view_mut(), shape)?;
+        let (got, taps) = (output.to_vec()?, filter.taps().iter().map(|t| t.to_f64()).collect::<Vec<_>>());
+        let picks: Vec<usize> = (0..3).map(|_| rng.random_range(0..a)).collect();
+        for r in [0, a - 1].into_iter().chain(picks) {
+            let (line, mask) = (&values[r * b..(r + 1) * b], &taps[r * c..(r + 1) * c]);
+            let want = filter1d::<S::Acc>(line, Shape::signal(b), Axis::Rows, mask, c, filter.left(), mode, 0.0)?;
+            if let Some((i, g, w)) = first_mismatch(&got[r * b..(r + 1) * b], &want) {
+                let (v, e) = (w.value, w.bound);
+                return Err(run.fail(format!("batch {name} {label}: row {r}, sample {i}: got {g}, want {v} ± {e}")));
             }
         }
-        let svg = dir.join("conv-1d.svg");
-        plot_svg(&svg, &format!("1D convolution, w = {w}: share of the DRAM floor"), "n", "% of floor", &series)?;
-        println!("conv: wrote {} and {}", json.display(), svg.display());
-        Ok((json, svg))
+        let stats = run.measure(|_| Ok(filter.run(&input.as_view(), &mut output.as_view_mut(), shape).map(drop)?))?;
+        return Ok(vec![(plan.kernel, stats, bytes)]);
     }
+    let (filter, img) =
+        (Filter2d::<S>::new(run.gpu, &masks, c, c, op, mode)?, crate::conv::channels::Image::new(a, a, b)?);
+    let taps: Vec<f64> = filter.taps().iter().map(|t| t.to_f64()).collect();
+    let want = filter2d::<S::Acc>(&values, img, &taps, (c, c), filter.left(), mode, 0.0)?;
+    let general = filter.plan(img)?.separable().then(|| filter.clone().with_separable(false));
+    let mut out = Vec::new();
+    for f in std::iter::once(&filter).chain(&general) {
+        output.fill_bytes(POISON)?;
+        let plan = f.run(&input.as_view(), &mut output.as_view_mut(), img)?;
+        if let Some((i, g, w)) = first_mismatch(&output.to_vec()?, &want) {
+            let (y, x, ch, v, e) = (i / (a * b), (i % (a * b)) / b, i % b, w.value, w.bound);
+            let at = format!("pixel ({y}, {x}) channel {ch}: got {g}, want {v} ± {e}");
+            return Err(run.fail(format!("channels {name} {label}: {at}")));
+        }
+        let stats = run.measure(|_| Ok(f.run(&input.as_view(), &mut output.as_view_mut(), img).map(drop)?))?;
+        out.push((plan.kernel, stats, bytes));
+    }
+    Ok(out)
 }
 
-/// One 2D kernel on one mask size.
-#[derive(Clone, Debug, Serialize)]
-pub struct Row2d {
-    /// Mask side (`k` for a `k × k` mask).
-    pub mask: usize,
-    /// Image side.
-    pub side: usize,
-    /// Variant (`basic`, `const`, `tiled`, `fast`, `separable`).
-    pub variant: &'static str,
-    /// Kernel(s) that ran.
-    pub kernel: String,
-    /// Rust timing.
-    pub stats: Stats,
-    /// (input + output bytes) / median time, GB/s.
-    pub gbps: f64,
-    /// Floor time / median time (the floor counts one input read and one
-    /// output write, also for the two-pass separable filter).
-    pub of_floor: f64,
-    /// Basic kernel's time / this one's.
-    pub speedup_vs_basic: Option<f64>,
-    /// The twin's timing.
-    pub twin: Option<Stats>,
-    /// Rust median / C++ median.
-    pub rust_over_cpp: Option<f64>,
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::run::parse;
 
-/// One 2D case: mask side, the two axis masks, whether every 2D variant
-/// runs (or the separable filter alone), and the separable rows' label.
-type Case2d = (usize, Vec<f32>, Vec<f32>, bool, &'static str);
-
-/// The 2D part: every variant on `image_2d²` with each `k × k` mask
-/// (the outer product of two random vectors, so the separable filter
-/// computes the same function), verified in full against the reference.
-fn run_2d(
-    gpu: &Gpu,
-    opts: &ConvOptions,
-    dtod: &DtodReference,
-    twin: Option<&PtxModule>,
-    rng: &mut StdRng,
-) -> BenchResult<Vec<Row2d>> {
-    let mut rows = Vec::new();
-    if (opts.masks_2d.is_empty() && opts.separable_2d.is_empty() && opts.gaussians_2d.is_empty()) || opts.image_2d == 0
-    {
-        return Ok(rows);
-    }
-    let side = opts.image_2d;
-    let count = side * side;
-    let host: Vec<f32> = (0..count).map(|_| rng.random_range(-1.0f32..1.0)).collect();
-    let input = gpu.upload(&host)?;
-    let mut output = gpu.alloc_zeroed::<f32>(count)?;
-    let img = Image::dense(&host, side, side);
-    let bytes = 2.0 * (count * 4) as f64;
-    // Every variant on each k × k mask; then the separable filter alone on
-    // wider masks and on Gaussians (scipy's weights; "gaussian" rows).
-    let mut cases: Vec<Case2d> = Vec::new();
-    for (&k, full) in opts.masks_2d.iter().map(|k| (k, true)).chain(opts.separable_2d.iter().map(|k| (k, false))) {
-        let mx: Vec<f32> = (0..k).map(|_| rng.random_range(0.1f32..1.0)).collect();
-        let my: Vec<f32> = (0..k).map(|_| rng.random_range(0.1f32..1.0)).collect();
-        cases.push((k, mx, my, full, "separable"));
-    }
-    for &sigma in &opts.gaussians_2d {
-        let g = crate::conv::gaussian::<f32>(sigma)?;
-        cases.push((g.len(), g.clone(), g, false, "gaussian"));
-    }
-    for (k, mx, my, full, sep_name) in cases {
-        let mask = crate::conv::reference2d::outer_product(&mx, &my);
-        let conv = Conv2d::new(gpu, &mask, k, k, ConvOp::Correlate, opts.mode)?;
-        let conv_tf32 = Conv2d::new(gpu, &mask, k, k, ConvOp::Correlate, opts.mode)?.with_precision(Precision::Tf32);
-        let sep = Separable::new(gpu, &mx, &my, ConvOp::Correlate, opts.mode)?;
-        let want = if full { conv2d_checked(img, &mask, k, k, ConvOp::Correlate, opts.mode)? } else { Vec::new() };
-        let want_tf32 = if full {
-            let bound = |abs| Precision::tf32_error_bound(k * k, abs);
-            correlate2d_bounded(img, &mask, (k, k), (k / 2, k / 2), opts.mode, bound)?
-        } else {
-            Vec::new()
-        };
-        let want_sep = separable_checked(img, &mx, &my, ConvOp::Correlate, opts.mode)?;
-        let first = rows.len();
-        // The FMA variants, the tensor cores at both precisions where they
-        // take this mask, then the separable filter.
-        let tensor = full && conv.tensor_support().is_ok();
-        if full && let Err(why) = conv.tensor_support() {
-            println!("conv: {k}x{k}: no 2D tensor-core rows: {why}");
+    #[test]
+    fn options_and_workloads_parse() {
+        assert_eq!([parse_batch("64x2^21@31"), parse_batch("1024x131072@7")], BATCH_DEFAULTS.map(Ok));
+        assert!(["64x2^21", "0x5@3", "3x2^99@3", "3x@3"].iter().all(|s| parse_batch(s).is_err()));
+        assert_eq!(label(true, BATCH_DEFAULTS[0]) + " " + &label(false, [64, 4, 3]), "64x2^21 w=31 64x64x4 3x3");
+        let c: Conv = parse(&["--batch", "default,8x2^10@5", "--channels", "1,4", "--channel-masks", "3,7"]).unwrap();
+        let [b, ch] = c.workloads().unwrap();
+        assert_eq!((b.len(), b[2], ch.len(), ch[3]), (3, [8, 1024, 5], 4, [4096, 4, 7]));
+        let only = parse::<Conv>(&["--only-batch"]).unwrap().workloads();
+        assert_eq!(only, Ok([BATCH_DEFAULTS.to_vec(), vec![CHANNELS_DEFAULT]]));
+        for bad in ["--batch=default --dtype=i8", "--channels=2", "--channels=3 --channel-side=0"] {
+            assert!(parse::<Conv>(&bad.split(' ').collect::<Vec<_>>()).unwrap().workloads().is_err(), "{bad}");
         }
-        let variants = Conv2dVariant::ALL
-            .iter()
-            .filter(|_| full)
-            .map(|&v| (v.name(), Some((v, &conv))))
-            .chain(
-                tensor
-                    .then_some([
-                        ("tensor", Some((Conv2dVariant::Tensor, &conv))),
-                        (TF32_LABEL, Some((Conv2dVariant::Tensor, &conv_tf32))),
-                    ])
-                    .into_iter()
-                    .flatten(),
-            )
-            .chain([(sep_name, None)]);
-        for (name, variant) in variants {
-            let run = |module: Option<&PtxModule>, out: &mut DeviceViewMut<'_, f32>| -> BenchResult<String> {
-                Ok(match variant {
-                    Some((v, c)) => c.run_on(module, v, &input.as_view(), out, side, side, side)?.kernel.to_string(),
-                    None => sep.run_on(module, &input.as_view(), out, None, side, side, side)?.kernels(),
-                })
-            };
-            let reference = match variant {
-                Some((_, c)) if c.precision() == Precision::Tf32 => &want_tf32,
-                Some(_) => &want,
-                None => &want_sep,
-            };
-            let check = |module: Option<&PtxModule>, output: &mut crate::DeviceBuffer<f32>| -> BenchResult<String> {
-                output.fill_bytes(POISON)?;
-                let kernel = run(module, &mut output.as_view_mut())?;
-                let got = output.to_vec()?;
-                if let Err((m, bad)) = compare(&got, reference) {
-                    let who = if module.is_some() { "C++ twin" } else { "Rust" };
-                    let message = format!("{who} 2D {name} {k}x{k} on {side}^2: {bad} wrong outputs; first: {m}");
-                    return Err(BenchError::Verification { suite: "conv", message });
-                }
-                Ok(kernel)
-            };
-            let kernel = check(None, &mut output)?;
-            let stats = harness::measure(gpu, &opts.settings, |_| run(None, &mut output.as_view_mut()).map(|_| ()))?;
-            let (tw, ratio) = match twin {
-                Some(m) => {
-                    check(Some(m), &mut output)?;
-                    let t =
-                        harness::measure(gpu, &opts.settings, |_| run(Some(m), &mut output.as_view_mut()).map(|_| ()))?;
-                    (Some(t), Some(stats.median_ms / t.median_ms))
-                }
-                None => (None, None),
-            };
-            rows.push(Row2d {
-                mask: k,
-                side,
-                variant: name,
-                kernel,
-                stats,
-                gbps: harness::gbps(bytes, stats.median_ms),
-                of_floor: dtod.floor_ms(bytes) / stats.median_ms,
-                speedup_vs_basic: None,
-                twin: tw,
-                rust_over_cpp: ratio,
-            });
-        }
-        let basic = rows[first..].iter().find(|r| r.variant == "basic").map(|r| r.stats.median_ms);
-        if let Some(b) = basic {
-            for r in &mut rows[first..] {
-                r.speedup_vs_basic = Some(b / r.stats.median_ms);
-            }
+        let c: Conv = parse(&["--quick", "--lengths=2^10,3000", "--mode=wrap", "--variants=fast,tensor"]).unwrap();
+        assert_eq!((c.lengths, c.mode, c.seed, c.common.quick), (Some(vec![1024, 3000]), Boundary::Wrap, 2026, true));
+        let want = (Some(vec![Conv1dVariant::Fast, Conv1dVariant::Tensor]), "f32,bf16".to_string());
+        assert_eq!((c.variants, c.dtype.join(",")), want);
+        for bad in ["--only-1d --only-2d", "--only-batch --only-2d", "--mode=x", "--variants=y"] {
+            assert!(parse::<Conv>(&bad.split(' ').collect::<Vec<_>>()).is_err(), "{bad}");
         }
     }
-    Ok(rows)
-}
-
-/// The largest mask side of the [`GOAL_2D`] goal for every size.
-pub const GOAL_2D_SMALL_K: usize = 9;
-/// Goal: best general 2D kernel's share of the floor up to
-/// [`GOAL_2D_LARGE_K`].
-pub const GOAL_2D_LARGE: f64 = 0.65;
-/// The largest mask side of the [`GOAL_2D_LARGE`] goal.
-pub const GOAL_2D_LARGE_K: usize = 15;
-
-/// Goal: the separable filter's share of the floor for per-axis widths
-/// up to [`GOAL_SEP_W`] on 8192².
-pub const GOAL_SEP: f64 = 0.80;
-/// The widest per-axis mask of the [`GOAL_SEP`] goal.
-pub const GOAL_SEP_W: usize = 31;
-/// Goal: a Gaussian with σ = 5 on 8192² `f32` within this many ms: 1/20 of
-/// CuPy's `gaussian_filter` (9.07 ms, measured on the same H100 model).
-pub const GOAL_GAUSS5_MS: f64 = 9.07 / 20.0;
-
-fn goals_2d(rows: &[Row2d], twins: bool) -> Vec<Verdict> {
-    let mut goals = Vec::new();
-    let goal = format!("separable >= {:.0}% of the floor for widths <= {GOAL_SEP_W} on 8192^2", GOAL_SEP * 100.0);
-    let sep: Vec<&Row2d> =
-        rows.iter().filter(|r| r.variant == "separable" && r.mask <= GOAL_SEP_W && r.side == 8192).collect();
-    match sep.iter().min_by(|a, b| a.of_floor.total_cmp(&b.of_floor)) {
-        None => goals.push(Verdict { goal, status: "NOT EVALUATED", detail: "no separable rows on 8192^2".into() }),
-        Some(w) => goals.push(Verdict {
-            goal,
-            status: if w.of_floor >= GOAL_SEP { "MET" } else { "NOT MET" },
-            detail: format!("lowest {:.1}% at {}x{} ({})", w.of_floor * 100.0, w.mask, w.mask, w.kernel),
-        }),
-    }
-    let goal = format!("gaussian sigma = 5 on 8192^2 <= {GOAL_GAUSS5_MS:.3} ms (1/20 of CuPy's 9.07 ms)");
-    match rows.iter().find(|r| r.variant == "gaussian" && r.mask == 41 && r.side == 8192) {
-        None => goals.push(Verdict { goal, status: "NOT EVALUATED", detail: "sigma = 5 on 8192^2 not run".into() }),
-        Some(g) => goals.push(Verdict {
-            goal,
-            status: if g.stats.median_ms <= GOAL_GAUSS5_MS { "MET" } else { "NOT MET" },
-            detail: format!("{:.4} ms, {:.1}x faster than CuPy", g.stats.median_ms, 9.07 / g.stats.median_ms),
-        }),
-    }
-    // The general-mask kernels (the separable filter and TF32 aside).
-    for (max, share) in [(GOAL_2D_SMALL_K, GOAL_2D), (GOAL_2D_LARGE_K, GOAL_2D_LARGE)] {
-        let goal = format!(
-            "best f32-accurate general 2D >= {:.0}% of the DRAM floor for every odd k <= {max} on 8192^2",
-            share * 100.0
-        );
-        let general =
-            |r: &&Row2d| r.side == 8192 && r.mask <= max && !matches!(r.variant, "separable" | "gaussian" | TF32_LABEL);
-        let mut sizes: Vec<usize> = rows.iter().filter(general).map(|r| r.mask).collect();
-        sizes.sort_unstable();
-        sizes.dedup();
-        let best = |k: usize| {
-            rows.iter().filter(general).filter(|r| r.mask == k).max_by(|a, b| a.of_floor.total_cmp(&b.of_floor))
-        };
-        match sizes.iter().filter_map(|&k| best(k)).min_by(|a, b| a.of_floor.total_cmp(&b.of_floor)) {
-            None => {
-                goals.push(Verdict { goal, status: "NOT EVALUATED", detail: "no general 2D rows on 8192^2".into() })
-            }
-            Some(w) => goals.push(Verdict {
-                goal,
-                status: if w.of_floor >= share { "MET" } else { "NOT MET" },
-                detail: format!(
-                    "lowest best {:.1}% at {}x{} ({}, {:.4} ms)",
-                    w.of_floor * 100.0,
-                    w.mask,
-                    w.mask,
-                    w.variant,
-                    w.stats.median_ms
-                ),
-            }),
-        }
-    }
-    let goal = format!("best 2D >= {:.0}% of the DRAM floor for 5x5 on 8192^2", GOAL_2D * 100.0);
-    match rows.iter().filter(|r| r.mask == 5 && r.side == 8192).max_by(|a, b| a.of_floor.total_cmp(&b.of_floor)) {
-        None => goals.push(Verdict { goal, status: "NOT EVALUATED", detail: "5x5 on 8192^2 not run".into() }),
-        Some(b) => goals.push(Verdict {
-            goal,
-            status: if b.of_floor >= GOAL_2D { "MET" } else { "NOT MET" },
-            detail: format!("best {:.1}% ({}, {:.4} ms)", b.of_floor * 100.0, b.variant, b.stats.median_ms),
-        }),
-    }
-    let goal = format!("every Rust 2D kernel <= {GOAL_TWIN:.2}x its C++ twin's time");
-    let judged: Vec<&Row2d> = rows.iter().filter(|r| r.rust_over_cpp.is_some()).collect();
-    match judged.iter().max_by(|a, b| a.rust_over_cpp.unwrap().total_cmp(&b.rust_over_cpp.unwrap())) {
-        Some(worst) if twins => {
-            let over = judged.iter().filter(|r| r.rust_over_cpp.is_some_and(|q| q > GOAL_TWIN)).count();
-            goals.push(Verdict {
-                goal,
-                status: if over == 0 { "MET" } else { "NOT MET" },
-                detail: format!(
-                    "worst {:.3}x: {} {}x{}; {over} of {} rows above",
-                    worst.rust_over_cpp.unwrap_or(f64::NAN),
-                    worst.variant,
-                    worst.mask,
-                    worst.mask,
-                    judged.len()
-                ),
-            });
-        }
-        _ => goals.push(Verdict { goal, status: "NOT EVALUATED", detail: "no twin timings (nvcc missing?)".into() }),
-    }
-    goals
-}
-
-/// The 2D table.
-pub fn table_2d(rows: &[Row2d]) -> Table {
-    let mut t = Table::new([
-        "mask",
-        "image",
-        "variant",
-        "kernel",
-        "median ms",
-        "GB/s",
-        "% floor",
-        "vs basic",
-        "C++ ms",
-        "Rust/C++",
-    ]);
-    for r in rows {
-        t.row([
-            format!("{0}x{0}", r.mask),
-            format!("{0}x{0}", r.side),
-            r.variant.to_string(),
-            r.kernel.clone(),
-            format!("{:.4}", r.stats.median_ms),
-            format!("{:.0}", r.gbps),
-            format!("{:.1}%", r.of_floor * 100.0),
-            r.speedup_vs_basic.map_or("-".into(), |s| format!("{s:.2}x")),
-            r.twin.map_or("-".into(), |s| format!("{:.4}", s.median_ms)),
-            r.rust_over_cpp.map_or("-".into(), |q| format!("{q:.3}")),
-        ]);
-    }
-    t
 }

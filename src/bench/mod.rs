@@ -23,7 +23,6 @@ use std::path::PathBuf;
 
 pub mod access;
 pub mod alignment;
-pub mod batch;
 pub mod concurrency;
 pub mod constant;
 pub mod conv;
@@ -52,7 +51,7 @@ pub struct SuiteInfo {
 /// Every suite, in the order `bench list` shows them.
 pub const SUITES: &[SuiteInfo] = &[
     <copy::Copy as run::Suite>::INFO,
-    conv::SUITE,
+    <conv::Conv as run::Suite>::INFO,
     <matrix::Matrix as run::Suite>::INFO,
     <reduce::Reduce as run::Suite>::INFO,
     transfer::SUITE,
