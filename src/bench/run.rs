@@ -167,10 +167,6 @@ impl Rec {
     pub fn times(self, col: &str, v: impl Into<Option<f64>>) -> Rec {
         self.with(col, Cell::Num(v.into().filter(|x| x.is_finite()), Fmt::Times(2)))
     }
-    /// A number shown with `fmt`.
-    pub fn fmt(self, col: &str, v: impl Into<Option<f64>>, fmt: Fmt) -> Rec {
-        self.with(col, Cell::Num(v.into().filter(|x| x.is_finite()), fmt))
-    }
     /// `yes` / `no`.
     pub fn flag(self, col: &str, v: bool) -> Rec {
         self.text(col, if v { "yes" } else { "no" })
@@ -489,33 +485,6 @@ impl<'g> Run<'g> {
             Some((i, g, w)) => {
                 Err(self.fail(format!("{what}: element {i} is {g:?}, the reference is {w:?}{}", poisoned(&g))))
             }
-        }
-    }
-
-    /// Checks `got` against `want` within `|g - w| <= tol(w)`.
-    pub fn check_close(
-        &self,
-        what: &str,
-        got: &[f32],
-        want: &[f32],
-        tol: impl Fn(f32) -> f32 + Sync,
-    ) -> BenchResult<()> {
-        use rayon::prelude::*;
-        if got.len() != want.len() {
-            return Err(self.fail(format!("{what}: {} outputs, the reference has {}", got.len(), want.len())));
-        }
-        let bad = got.par_iter().zip(want.par_iter()).position_first(|(g, w)| {
-            !matches!((g - w).abs().partial_cmp(&tol(*w)), Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal))
-        });
-        match bad {
-            None => Ok(()),
-            Some(i) => Err(self.fail(format!(
-                "{what}: element {i} is {}, the reference is {} (tolerance {}){}",
-                got[i],
-                want[i],
-                tol(want[i]),
-                poisoned(&got[i])
-            ))),
         }
     }
 
