@@ -97,7 +97,7 @@ enum BenchCommand {
     Conv(Box<ConvArgs>),
     /// Host <-> device transfers: pageable / pinned / mapped vs size,
     /// batching, copy/kernel overlap on streams.
-    Transfer(Box<TransferArgs>),
+    Transfer(transfer::Transfer),
     /// Access patterns: misaligned and strided f32 reads and writes, 2D
     /// widths linear vs pitched.
     Access(Box<AccessArgs>),
@@ -367,39 +367,6 @@ fn conv_bench(gpu: &Gpu, args: &ConvArgs) -> Result<(), BenchError> {
 }
 
 #[derive(Args)]
-struct TransferArgs {
-    /// Only this part: `sweep` (paths x sizes), `batching` or `overlap` [default: all three].
-    #[arg(long, value_parser = ["sweep", "batching", "overlap"])]
-    only: Option<String>,
-    /// Smallest transfer of the sweep [default: 4KiB].
-    #[arg(long, value_parser = parse_size)]
-    min_size: Option<u64>,
-    /// Largest transfer of the sweep [default: 1GiB, 64MiB with --quick].
-    #[arg(long, value_parser = parse_size)]
-    max_size: Option<u64>,
-    /// Bytes of the batching experiment [default: 64MiB, 16MiB with --quick].
-    #[arg(long, value_parser = parse_size)]
-    batch_size: Option<u64>,
-    /// Transfer counts of the batching experiment, comma-separated [default: 1,16,256,4096,65536].
-    #[arg(long, value_delimiter = ',')]
-    batch_counts: Option<Vec<usize>>,
-    /// Bytes of the overlap experiment [default: 256MiB, 64MiB with --quick].
-    #[arg(long, value_parser = parse_size)]
-    pipeline_size: Option<u64>,
-    /// Chunks of the overlap experiment [default: 16].
-    #[arg(long)]
-    chunks: Option<usize>,
-    /// Streams of the overlapped run [default: 4].
-    #[arg(long)]
-    streams: Option<usize>,
-    /// Steps of the overlap kernel per element [default: calibrated to a chunk's copy time].
-    #[arg(long)]
-    k: Option<u32>,
-    #[command(flatten)]
-    common: CommonArgs,
-}
-
-#[derive(Args)]
 struct AccessArgs {
     /// Only this part: offset, stride or 2d [default: all three].
     #[arg(long, value_parser = ["offset", "stride", "2d"])]
@@ -433,28 +400,6 @@ struct AccessArgs {
     block: Option<coalesce::BlockShape>,
     #[command(flatten)]
     common: CommonArgs,
-}
-
-fn transfer_bench(gpu: &Gpu, args: &TransferArgs) -> Result<(), BenchError> {
-    let base =
-        if args.common.quick { transfer::TransferOptions::quick() } else { transfer::TransferOptions::default() };
-    let part = |p: &str| args.only.as_deref().is_none_or(|o| o == p);
-    let opts = transfer::TransferOptions {
-        min_bytes: args.min_size.unwrap_or(base.min_bytes),
-        max_bytes: args.max_size.unwrap_or(base.max_bytes),
-        sweep: part("sweep"),
-        batching: part("batching"),
-        overlap: part("overlap"),
-        batch_bytes: args.batch_size.unwrap_or(base.batch_bytes),
-        batch_counts: args.batch_counts.clone().unwrap_or(base.batch_counts.clone()),
-        pipeline_bytes: args.pipeline_size.unwrap_or(base.pipeline_bytes),
-        pipeline_chunks: args.chunks.unwrap_or(base.pipeline_chunks),
-        pipeline_streams: args.streams.unwrap_or(base.pipeline_streams),
-        pipeline_k: args.k.or(base.pipeline_k),
-        settings: args.common.settings(base.settings),
-        out_dir: args.common.out.clone(),
-    };
-    transfer::run(gpu, &opts).map(|_| ())
 }
 
 #[derive(Args)]
@@ -660,7 +605,7 @@ fn main() -> ExitCode {
         }),
         Command::Bench { suite: BenchCommand::Reduce(args) } => with_gpu(|gpu| run::execute(gpu, &args).map(drop)),
         Command::Bench { suite: BenchCommand::Conv(args) } => with_gpu(|gpu| conv_bench(gpu, &args)),
-        Command::Bench { suite: BenchCommand::Transfer(args) } => with_gpu(|gpu| transfer_bench(gpu, &args)),
+        Command::Bench { suite: BenchCommand::Transfer(args) } => with_gpu(|gpu| run::execute(gpu, &args).map(drop)),
         Command::Bench { suite: BenchCommand::Access(args) } => with_gpu(|gpu| access_bench(gpu, &args)),
         Command::Bench { suite: BenchCommand::Alignment(args) } => with_gpu(|gpu| {
             let base = if args.common.quick { alignment::AlignmentOptions::quick() } else { Default::default() };

@@ -52,7 +52,7 @@ pub const SUITES: &[SuiteInfo] = &[
     conv::SUITE,
     matrix::SUITE,
     <reduce::Reduce as run::Suite>::INFO,
-    transfer::SUITE,
+    <transfer::Transfer as run::Suite>::INFO,
     access::SUITE,
     alignment::SUITE,
     local::SUITE,
