@@ -12,15 +12,14 @@
 //! Exit codes: 0 success, 1 failure, 2 no CUDA device (or missing tools,
 //! or invalid arguments).
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Parser, Subcommand};
 use coalesce::Gpu;
-use coalesce::bench::report::{Align, Table, human_bytes, parse_size};
+use coalesce::bench::report::{Align, Table, human_bytes};
 use coalesce::bench::{
-    self, BenchError, access, alignment, concurrency, constant, conv, copy, harness, local, matrix, reduce, run,
-    stream, texture, transfer, transpose,
+    self, BenchError, access, alignment, concurrency, constant, conv, copy, local, matrix, reduce, run, stream,
+    texture, transfer, transpose,
 };
 use coalesce::inspect::{Access, Tools};
 
@@ -57,7 +56,7 @@ enum Command {
         #[arg(long, default_value_t = 16)]
         threads: usize,
         /// Largest input, elements (sides of 2D inputs: its square root).
-        #[arg(long, value_parser = parse_elems, default_value = "262144")]
+        #[arg(long, value_parser = run::parse_elems, default_value = "262144")]
         max_elems: u64,
         /// Seed of the threads' random generators [default: from the clock].
         #[arg(long)]
@@ -96,7 +95,7 @@ enum BenchCommand {
     Conv(Box<conv::Conv>),
     /// Host <-> device transfers: pageable / pinned / mapped vs size,
     /// batching, copy/kernel overlap on streams.
-    Transfer(Box<TransferArgs>),
+    Transfer(transfer::Transfer),
     /// Access patterns: misaligned and strided f32 reads and writes, 2D
     /// widths linear vs pitched.
     Access(Box<access::Access>),
@@ -123,94 +122,6 @@ enum BenchCommand {
     Stream(stream::Stream),
 }
 
-/// Options every suite takes.
-#[derive(Args)]
-struct CommonArgs {
-    /// Untimed warm-up operations per measurement.
-    #[arg(long, default_value_t = harness::Settings::default().warmup)]
-    warmup: usize,
-    /// Timed samples per measurement [default: 20, 5 with --quick].
-    #[arg(long)]
-    reps: Option<usize>,
-    /// Directory for the JSON and SVG results.
-    #[arg(long, default_value = "bench-out")]
-    out: PathBuf,
-    /// A short smoke run (smaller sizes, fewer samples).
-    #[arg(long)]
-    quick: bool,
-}
-
-impl CommonArgs {
-    fn settings(&self, defaults: harness::Settings) -> harness::Settings {
-        harness::Settings { warmup: self.warmup, reps: self.reps.unwrap_or(defaults.reps), ..defaults }
-    }
-}
-
-/// `268435456` or `2^28`.
-fn parse_elems(text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    match t.strip_prefix("2^") {
-        Some(e) => e.parse::<u32>().ok().filter(|&e| e < 63).map(|e| 1u64 << e),
-        None => t.parse::<u64>().ok(),
-    }
-    .ok_or_else(|| format!("`{text}` is not an element count (a number or 2^k)"))
-}
-
-#[derive(Args)]
-struct TransferArgs {
-    /// Only this part: `sweep` (paths x sizes), `batching` or `overlap` [default: all three].
-    #[arg(long, value_parser = ["sweep", "batching", "overlap"])]
-    only: Option<String>,
-    /// Smallest transfer of the sweep [default: 4KiB].
-    #[arg(long, value_parser = parse_size)]
-    min_size: Option<u64>,
-    /// Largest transfer of the sweep [default: 1GiB, 64MiB with --quick].
-    #[arg(long, value_parser = parse_size)]
-    max_size: Option<u64>,
-    /// Bytes of the batching experiment [default: 64MiB, 16MiB with --quick].
-    #[arg(long, value_parser = parse_size)]
-    batch_size: Option<u64>,
-    /// Transfer counts of the batching experiment, comma-separated [default: 1,16,256,4096,65536].
-    #[arg(long, value_delimiter = ',')]
-    batch_counts: Option<Vec<usize>>,
-    /// Bytes of the overlap experiment [default: 256MiB, 64MiB with --quick].
-    #[arg(long, value_parser = parse_size)]
-    pipeline_size: Option<u64>,
-    /// Chunks of the overlap experiment [default: 16].
-    #[arg(long)]
-    chunks: Option<usize>,
-    /// Streams of the overlapped run [default: 4].
-    #[arg(long)]
-    streams: Option<usize>,
-    /// Steps of the overlap kernel per element [default: calibrated to a chunk's copy time].
-    #[arg(long)]
-    k: Option<u32>,
-    #[command(flatten)]
-    common: CommonArgs,
-}
-
-fn transfer_bench(gpu: &Gpu, args: &TransferArgs) -> Result<(), BenchError> {
-    let base =
-        if args.common.quick { transfer::TransferOptions::quick() } else { transfer::TransferOptions::default() };
-    let part = |p: &str| args.only.as_deref().is_none_or(|o| o == p);
-    let opts = transfer::TransferOptions {
-        min_bytes: args.min_size.unwrap_or(base.min_bytes),
-        max_bytes: args.max_size.unwrap_or(base.max_bytes),
-        sweep: part("sweep"),
-        batching: part("batching"),
-        overlap: part("overlap"),
-        batch_bytes: args.batch_size.unwrap_or(base.batch_bytes),
-        batch_counts: args.batch_counts.clone().unwrap_or(base.batch_counts.clone()),
-        pipeline_bytes: args.pipeline_size.unwrap_or(base.pipeline_bytes),
-        pipeline_chunks: args.chunks.unwrap_or(base.pipeline_chunks),
-        pipeline_streams: args.streams.unwrap_or(base.pipeline_streams),
-        pipeline_k: args.k.or(base.pipeline_k),
-        settings: args.common.settings(base.settings),
-        out_dir: args.common.out.clone(),
-    };
-    transfer::run(gpu, &opts).map(|_| ())
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
@@ -225,7 +136,7 @@ fn main() -> ExitCode {
         Command::Bench { suite: BenchCommand::Conv(args) } => {
             with_gpu(|gpu| run::execute(gpu, args.as_ref()).map(drop))
         }
-        Command::Bench { suite: BenchCommand::Transfer(args) } => with_gpu(|gpu| transfer_bench(gpu, &args)),
+        Command::Bench { suite: BenchCommand::Transfer(args) } => with_gpu(|gpu| run::execute(gpu, &args).map(drop)),
         Command::Bench { suite: BenchCommand::Access(args) } => with_gpu(|gpu| run::execute(gpu, &*args).map(drop)),
         Command::Bench { suite: BenchCommand::Alignment(args) } => with_gpu(|gpu| run::execute(gpu, &args).map(drop)),
         Command::Bench { suite: BenchCommand::Local(args) } => with_gpu(|gpu| run::execute(gpu, &args).map(drop)),

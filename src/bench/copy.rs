@@ -14,9 +14,7 @@
 //! Goal: vec4 at ≥ 95% of `cuMemcpyDtoD` at every size ≥ 256 MiB.
 
 use super::report::{Series, human_bytes, parse_size};
-pub use super::run::DeviceSummary;
-pub use super::run::POISON;
-use super::run::{Fmt, Goal, Rec, Run, Suite};
+use super::run::{Fmt, Goal, POISON, Rec, Run, Suite};
 use super::{BenchError, BenchResult, SuiteInfo};
 use crate::{CopyPolicy, CopyVariant, DeviceBuffer, Error};
 
@@ -48,17 +46,6 @@ pub struct Copy {
     /// The shared options.
     #[command(flatten)]
     pub common: super::run::Common,
-}
-
-/// A size that was not measured.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct Skipped {
-    /// Bytes.
-    pub bytes: u64,
-    /// Readable size.
-    pub size: String,
-    /// Why.
-    pub reason: String,
 }
 
 /// The methods, in table order: name, kernel variant (`None`: the driver).

@@ -54,7 +54,7 @@ pub const SUITES: &[SuiteInfo] = &[
     <conv::Conv as run::Suite>::INFO,
     <matrix::Matrix as run::Suite>::INFO,
     <reduce::Reduce as run::Suite>::INFO,
-    transfer::SUITE,
+    <transfer::Transfer as run::Suite>::INFO,
     <access::Access as run::Suite>::INFO,
     <alignment::Alignment as run::Suite>::INFO,
     <local::Local as run::Suite>::INFO,
