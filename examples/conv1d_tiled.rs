@@ -26,9 +26,9 @@ use std::time::Instant;
 
 use clap::Parser;
 use coalesce::bench::harness::{self, Settings};
-use coalesce::bench::report::Table;
 use coalesce::conv::reference::{compare, conv1d, correlate1d_checked};
 use coalesce::conv::{Boundary, Conv1d, Conv1dVariant, ConvOp, THREADS_1D, gaussian, parse_boundary};
+use coalesce::text::Table;
 use coalesce::{Error, Gpu};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

@@ -12,8 +12,8 @@
 //! register counts.
 
 use clap::Parser;
-use coalesce::bench::report::{Align, Table};
 use coalesce::occupancy::{Granularity, occupancy, suggest};
+use coalesce::text::{Align, Table};
 use coalesce::{DeviceLimits, Gpu, KernelLimits};
 
 #[derive(Parser)]

@@ -54,10 +54,10 @@ use memmap2::{Mmap, MmapMut, MmapOptions};
 use npyz::{DType, Endianness, NpyFile, Order, TypeChar, TypeStr, WriteOptions, WriterBuilder};
 
 use crate::Gpu;
-use crate::bench::report::parse_size;
 use crate::conv::batch::Sample;
 use crate::conv::{Boundary, ConvOp, parse_boundary};
 use crate::streaming::{Backend, Layout, Report, Spec, Streaming};
+use crate::text::parse_size;
 
 /// The element types a file may hold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, ValueEnum)]

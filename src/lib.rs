@@ -32,3 +32,4 @@ pub mod bench;
 pub mod files;
 pub mod picture;
 pub mod stress;
+pub mod text;

@@ -16,12 +16,12 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use coalesce::Gpu;
-use coalesce::bench::report::{Align, Table, human_bytes};
 use coalesce::bench::{
     self, BenchError, access, alignment, concurrency, constant, conv, copy, local, matrix, reduce, run, stream,
     texture, transfer, transpose,
 };
 use coalesce::inspect::{Access, Tools};
+use coalesce::text::{Align, Table, human_bytes};
 
 /// Exit code when the machine lacks what the command needs (a CUDA
 /// device, the SASS tools).

@@ -1,18 +1,18 @@
-//! The `access` suite (lesson 004, §5.3.2 "global memory" and "two-dimensional arrays"): effective
-//! bandwidth of f32 copies with a misaligned side (`read_offset`: `out[i] = in[i + offset]`, and
-//! `write_offset`; offsets 0..=32) or a strided side (`read_stride`: `out[i] = in[i · stride]`, and
-//! `write_stride`; strides 1..=32, the strided side spanning up to 4 GiB), and of `C = A + B` on rows of
-//! width 8192, 8191 and 8200 in linear vs pitched memory ([`crate::PitchedBuffer`]). Effective
-//! bandwidth = useful bytes (elements read + written, 4 bytes each) / time; `% of DtoD` divides it by
-//! the driver's device-to-device copy measured in the same run. Every timed launch's output is
+//! The `access` suite (lesson 004, §5.3.2 "global memory" and "two-dimensional arrays"): effective bandwidth of f32
+//! copies with a misaligned side (`read_offset`: `out[i] = in[i + offset]`, and `write_offset`; offsets 0..=32) or a
+//! strided side (`read_stride`: `out[i] = in[i · stride]`, and `write_stride`; strides 1..=32, the strided side
+//! spanning up to 4 GiB), and of `C = A + B` on rows of width 8192, 8191 and 8200 in linear vs pitched memory
+//! ([`crate::PitchedBuffer`]). Effective bandwidth = useful bytes (elements read + written, 4 bytes each) / time; `% of
+//! DtoD` divides it by the driver's device-to-device copy measured in the same run. Every timed launch's output is
 //! poisoned, computed once more and compared with the CPU reference, the untouched elements included.
 
 use rayon::prelude::*;
 
-use super::report::{Series, human_bytes, parse_size};
+use super::report::Series;
 use super::run::{Common, POISON, Rec, Run, Suite, Tab, elems, parse_elems};
-use super::{BenchResult, SuiteInfo, harness::gbps, matrix::input_value};
-use crate::{BlockShape, DeviceBuffer, MatrixLayout::RowMajor, access::Pattern};
+use super::{BenchResult, SuiteInfo, copy::measure_checked, harness::gbps, matrix::input_value};
+use crate::text::{human_bytes, parse_size};
+use crate::{BlockShape, MatrixLayout::RowMajor, access::Pattern};
 
 /// Salts of the source values: the wide (misaligned or strided) side's, the unit-stride side's.
 const SALTS: [u64; 2] = [0xACCE55, 0x5EED];
@@ -57,8 +57,8 @@ pub struct Access {
     pub common: Common,
 }
 
-/// Elements moved at `stride`: `max`, fewer when the strided span (`(n - 1) · stride + 1` elements)
-/// would pass `footprint` bytes (one element at least).
+/// Elements moved at `stride`: `max`, fewer when the strided span (`(n - 1) · stride + 1` elements) would pass
+/// `footprint` bytes (one element at least).
 pub fn stride_n(max: usize, footprint: u64, stride: usize) -> usize {
     max.min(((footprint / 4).max(1) as usize - 1) / stride.max(1) + 1)
 }
@@ -117,8 +117,8 @@ impl Suite for Access {
     }
 }
 
-/// Measures the kernels of a sweep (`sides`: read, write or both) at every `(param, n)` of `plan`, each
-/// verified, into table `t` (the kernels side by side); returns the plot's series (GB/s per kernel).
+/// Measures the kernels of a sweep (`sides`: read, write or both) at every `(param, n)` of `plan`, each verified, into
+/// table `t` (the kernels side by side); returns the plot's series (GB/s per kernel).
 fn sweep(run: &mut Run<'_>, t: Tab, plan: &[(usize, usize)], sides: &[Kernel], dtod: f64) -> BenchResult<Vec<Series>> {
     let what = sides[0](0).kernel().rsplit('_').next().unwrap_or_default(); // "offset" or "stride"
     let wide = plan.iter().filter_map(|&(p, n)| sides[0](p).extents(n).ok()).map(|(s, d)| s.max(d)).max();
@@ -129,26 +129,22 @@ fn sweep(run: &mut Run<'_>, t: Tab, plan: &[(usize, usize)], sides: &[Kernel], d
     for &k in sides {
         let (salt, src, dst) = if k(1).on_loads() { (SALTS[0], wide, narrow) } else { (SALTS[1], narrow, wide) };
         let host: Vec<f32> = (0..src).into_par_iter().map(|j| input_value(j, salt)).collect();
-        bufs.push((k, gpu.upload(&host)?, host, gpu.alloc_zeroed::<f32>(dst)?));
+        bufs.push((k, gpu.upload(&host)?, host, [gpu.alloc_zeroed::<f32>(dst)?]));
     }
     let mut series: Vec<_> = sides.iter().map(|k| Series { name: k(0).kernel().into(), points: vec![] }).collect();
-    let (mut got, mut want) = (vec![0f32; wide], vec![0f32; wide]);
+    let (mut got, mut want) = (Vec::with_capacity(wide), vec![0f32; wide]);
     for &(param, n) in plan {
         let mut rec = Rec::new().int(what, param).int("n", n).json("useful_bytes", 8 * n);
         for ((make, src, host, dst), s) in bufs.iter_mut().zip(&mut series) {
-            let p = make(param);
-            let launch = |d: &mut DeviceBuffer<f32>| gpu.access_pattern(p, &src.as_view(), &mut d.as_view_mut(), n);
-            let stats = run.measure(|_| Ok(launch(&mut *dst).map(drop)?))?;
-            dst.fill_bytes(POISON)?;
-            launch(&mut *dst)?;
-            let (got, want) = (&mut got[..dst.len()], &mut want[..dst.len()]);
-            dst.copy_to_host(got)?;
+            let (p, want) = (make(param), &mut want[..dst[0].len()]);
             want.par_iter_mut().for_each(|w| *w = f32::from_bits(u32::from_ne_bytes([POISON; 4])));
             crate::access::reference(p, host, want, n)?;
-            run.check(&format!("{p} n={n}"), got, want)?;
+            let (stats, _) = measure_checked(run, dst, &format!("{p} n={n}"), want, &mut got, |_, d| {
+                gpu.access_pattern(p, &src.as_view(), &mut d.as_view_mut(), n)
+            })?;
             let (name, ms, g) = (&s.name, stats.median_ms, gbps(8.0 * n as f64, stats.median_ms));
             rec = rec.num(&format!("{name} ms"), ms, 3).num(&format!("{name} GB/s"), g, 1);
-            rec = rec.pct(&format!("{name} % of DtoD"), g / dtod).stats(&format!("{name}_stats"), &stats);
+            rec = rec.pct(&format!("{name} % of DtoD"), g / dtod).json(&format!("{name}_stats"), stats);
             s.points.push((param as f64, g));
         }
         run.row(t, rec);
@@ -164,15 +160,11 @@ fn two_d(run: &mut Run<'_>, widths: &[usize], rows: usize, block: BlockShape, dt
         let [a, b] = SALTS.map(|s| (0..n).into_par_iter().map(|i| input_value(i, s)).collect::<Vec<_>>());
         let (mut want, mut got) = (vec![0f32; n], vec![0f32; n]);
         crate::matrix::reference_add(&a, &b, &mut want)?;
-        let (da, db, mut dc) = (gpu.upload(&a)?, gpu.upload(&b)?, gpu.alloc_zeroed::<f32>(n)?);
-        let add = |c: &mut DeviceBuffer<f32>| {
-            gpu.matrix_add(RowMajor, &da.as_view(), &db.as_view(), &mut c.as_view_mut(), rows, width, block)
-        };
-        let linear = run.measure(|_| Ok(add(&mut dc).map(drop)?))?;
-        dc.fill_bytes(POISON)?;
-        add(&mut dc)?;
-        dc.copy_to_host(&mut got)?;
-        run.check(&format!("linear {width} x {rows}"), &got, &want)?;
+        let (da, db, mut dc) = (gpu.upload(&a)?, gpu.upload(&b)?, [gpu.alloc_zeroed::<f32>(n)?]);
+        let (linear, _) =
+            measure_checked(run, &mut dc, &format!("linear {width} x {rows}"), &want, &mut got, |_, c| {
+                gpu.matrix_add(RowMajor, &da.as_view(), &db.as_view(), &mut c.as_view_mut(), rows, width, block)
+            })?;
         let (pa, pb) = (gpu.upload_pitched(&a, width, rows)?, gpu.upload_pitched(&b, width, rows)?);
         let mut pc = gpu.alloc_pitched_zeroed::<f32>(width, rows)?;
         let pitched = run.measure(|_| Ok(gpu.matrix_add_pitched(&pa, &pb, &mut pc, block).map(drop)?))?;
@@ -186,7 +178,7 @@ fn two_d(run: &mut Run<'_>, widths: &[usize], rows: usize, block: BlockShape, dt
             let rec =
                 rec.int("row stride (B)", stride).int("row alignment (B)", 1usize << stride.trailing_zeros().min(12));
             let rec = rec.num("ms", ms, 3).num("GB/s", g, 1).pct("% of DtoD", g / dtod).json("useful_bytes", 12 * n);
-            run.row(t, rec.stats("stats", &stats));
+            run.row(t, rec.json("stats", stats));
         }
     }
     Ok(())

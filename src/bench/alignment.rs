@@ -9,8 +9,9 @@ use bytemuck::cast_slice;
 use rayon::prelude::*;
 
 use super::run::{Common, POISON, Rec, Run, Suite};
-use super::{BenchResult, SuiteInfo, harness::gbps, matrix::input_value, report::human_bytes};
+use super::{BenchResult, SuiteInfo, harness::gbps, matrix::input_value};
 use crate::alignment::{reference_aos12, reference_aos16, reference_soa};
+use crate::text::human_bytes;
 use crate::{DeviceBuffer, Point12, Point16, PointLayout::*, Transform};
 
 /// The transform every layout applies (a power-of-two scale).
@@ -42,9 +43,7 @@ impl Suite for Alignment {
 
     fn run(&self, run: &mut Run<'_>) -> BenchResult<()> {
         let (n, t) = (super::run::elems(run.pick(self.points, 1 << 25, 1 << 21))?, TRANSFORM);
-        if n == 0 {
-            return Err(run.bad_options("--points must be at least 1"));
-        }
+        let n = std::num::NonZeroUsize::new(n).ok_or_else(|| run.bad_options("--points must be at least 1"))?.get();
         let (dtod, gpu, mut measured) = (run.dtod(12 * n as u64)?, run.gpu, Vec::new());
         run.param("points", n);
         run.line(format!("{n} points, {t:?}; cuMemcpyDtoD {:.1} GB/s ({} copied)", dtod.gbps, human_bytes(dtod.bytes)));
@@ -83,7 +82,7 @@ impl Suite for Alignment {
             let (b, ms, useful) = (l.bytes_per_point(), stats.median_ms, 24.0 * n as f64);
             let rec = Rec::new().text("layout", l.name()).text("kernel", l.kernel()).int("B/point", b).num("ms", ms, 3);
             let rec = rec.num("useful GB/s", gbps(useful, ms), 1).num("moved GB/s", gbps(2.0 * (b * n) as f64, ms), 1);
-            run.row(tab, rec.pct("% of floor", dtod.floor_ms(useful) / ms).stats("stats", &stats));
+            run.row(tab, rec.pct("% of floor", dtod.floor_ms(useful) / ms).json("stats", stats));
         }
         Ok(())
     }

@@ -1,29 +1,28 @@
 //! The `concurrency` suite: what sharing the GPU costs, in host wall-clock time.
 //!
-//! **Mask alternation.** Two convolutions of one shape with different masks run alternately
-//! (`A, B, A, B, …`) `runs` times on a small input, so that the launch path, not the kernel, is
-//! measured: µs per run from the first queued run to the end of the last (after a synchronize),
-//! against the same loop with one mask (`A, A, A, …`). Each convolution then runs once more into a
-//! poisoned output, checked against the CPU reference.
+//! **Mask alternation.** Two convolutions of one shape with different masks run alternately (`A, B, A, B, …`) `runs`
+//! times on a small input, so that the launch path, not the kernel, is measured: µs per run from the first queued run
+//! to the end of the last (after a synchronize), against the same loop with one mask (`A, A, A, …`). Each convolution
+//! then runs once more into a poisoned output, checked against the CPU reference.
 //!
-//! **Two streams.** Two independent 31-tap convolutions (on the device, or round trips from
-//! page-locked or pageable memory), one after the other on one thread against both at once on two
-//! threads and two streams, medians of the repetitions; each job's last output is checked. Goal:
-//! both at once in at most [`GOAL_OVERLAP`]× the time one after the other.
+//! **Two streams.** Two independent 31-tap convolutions (on the device, or round trips from page-locked or pageable
+//! memory), one after the other on one thread against both at once on two threads and two streams, medians of the
+//! repetitions; each job's last output is checked. Goal: both at once in at most [`GOAL_OVERLAP`]× the time one after
+//! the other.
 
 use std::sync::Barrier;
 use std::time::Instant;
 
 use super::harness::Stats;
 use super::run::{Common, Goal, POISON, Rec, Run, Suite};
+use super::transfer::{wall_ms, wall_stats};
 use super::{BenchResult, SuiteInfo};
 use crate::conv::reference::{Checked, compare, correlate1d_checked};
 use crate::conv::reference2d::{Image, correlate2d_checked};
 use crate::conv::{Boundary, Conv1d, Conv1dVariant, Conv2d, Conv2dVariant, ConvOp};
 use crate::{DeviceBuffer, Gpu, PinnedBuffer};
 
-/// The goal of the two-stream part: both jobs at once in at most this fraction of their time one
-/// after the other.
+/// The goal of the two-stream part: both jobs at once in at most this fraction of their time one after the other.
 pub const GOAL_OVERLAP: f64 = 0.6;
 
 /// `coalesce bench concurrency` (`--reps`: repetitions of each two-stream measurement).
@@ -72,15 +71,11 @@ impl Suite for Concurrency {
         if runs == 0 || n == 0 || overlap_n == 0 {
             return Err(run.bad_options("--runs, --n and --overlap-n must be at least 1"));
         }
-        run.param("runs", runs);
-        run.param("n", n);
-        run.param("overlap_n", overlap_n);
-        let name = &run.gpu.info().name;
-        let t = run.table(
-            "alternation",
-            format!("mask alternation on {name}: {runs} runs per loop, {n} samples or pixels per input"),
-        );
+        [("runs", runs), ("n", n), ("overlap_n", overlap_n)].into_iter().for_each(|(k, v)| run.param(k, v));
         let (gpu, mode, side) = (run.gpu, Boundary::Reflect, (n as f64).sqrt() as usize);
+        let title =
+            format!("mask alternation on {}: {runs} runs per loop, {n} samples or pixels per input", gpu.info().name);
+        let t = run.table("alternation", title);
         let signal: Vec<f32> = (0..n).map(|i| ((i * 37 % 101) as f32 - 50.0) / 50.0).collect();
         let (d_in, mut out) = (gpu.upload(&signal)?, gpu.alloc_zeroed::<f32>(n)?);
         let masks = |w: usize| -> [Vec<f32>; 2] {
@@ -88,8 +83,7 @@ impl Suite for Concurrency {
         };
         let m = masks(7);
         for v in [Conv1dVariant::Const, Conv1dVariant::Fast] {
-            let c =
-                [Conv1d::new(gpu, &m[0], ConvOp::Correlate, mode)?, Conv1d::new(gpu, &m[1], ConvOp::Correlate, mode)?];
+            let c: Vec<_> = m.iter().map(|m| Conv1d::new(gpu, m, ConvOp::Correlate, mode)).collect::<Result<_, _>>()?;
             let go = |k: usize, o: &mut DeviceBuffer<f32>| c[k].run(v, &d_in.as_view(), &mut o.as_view_mut()).map(drop);
             let want = |k: usize| Ok(correlate1d_checked(&signal, c[k].taps(), c[k].left(), mode)?);
             let case = (format!("conv1d {} 7", v.name()), c[0].plan(v, n)?.kernel);
@@ -97,8 +91,8 @@ impl Suite for Concurrency {
         }
         let (m, img) = (masks(25), Image::dense(&signal[..side * side], side, side));
         for v in [Conv2dVariant::Const, Conv2dVariant::Fast] {
-            let [a, b] = [0, 1].map(|k| Conv2d::new(gpu, &m[k], 5, 5, ConvOp::Correlate, mode));
-            let c = [a?, b?];
+            let c: Vec<_> =
+                m.iter().map(|m| Conv2d::new(gpu, m, 5, 5, ConvOp::Correlate, mode)).collect::<Result<_, _>>()?;
             let go = |k: usize, o: &mut DeviceBuffer<f32>| {
                 c[k].run(v, &d_in.as_view(), &mut o.as_view_mut(), side, side, side).map(drop)
             };
@@ -111,18 +105,9 @@ impl Suite for Concurrency {
         for (form, name) in FORMS {
             let [seq, conc] = overlap(run, overlap_n, form, name)?;
             let (s, c, pow) = (seq.median_ms, conc.median_ms, overlap_n.trailing_zeros());
-            run.row(
-                t,
-                Rec::new()
-                    .text("job", name)
-                    .text("samples", format!("2^{pow}"))
-                    .num("one after the other ms", s, 3)
-                    .num("two threads ms", c, 3)
-                    .num("ratio", c / s, 3)
-                    .json("n", overlap_n)
-                    .stats("sequential", &seq)
-                    .stats("concurrent", &conc),
-            );
+            let rec = Rec::new().text("job", name).text("samples", format!("2^{pow}"));
+            let rec = rec.num("one after the other ms", s, 3).num("two threads ms", c, 3).num("ratio", c / s, 3);
+            run.row(t, rec.json("n", overlap_n).json("sequential", seq).json("concurrent", conc));
             let goal = format!(
                 "two threads on two streams, independent 2^{pow}-sample convolutions ({name}), <= {GOAL_OVERLAP}x the \
                  time one after the other"
@@ -147,9 +132,7 @@ fn alternate(
     let mut us = |alternating: usize| -> BenchResult<f64> {
         run.gpu.synchronize()?;
         let t0 = Instant::now();
-        for i in 0..runs {
-            go(i % 2 * alternating, out)?;
-        }
+        (0..runs).try_for_each(|i| go(i % 2 * alternating, out))?;
         run.gpu.synchronize()?;
         Ok(t0.elapsed().as_secs_f64() * 1e6 / runs as f64)
     };
@@ -161,11 +144,8 @@ fn alternate(
         compare(&got[..want.len().min(got.len())], &want)
             .map_err(|(m, bad)| run.fail(format!("{case}: {bad} wrong, first {m}")))?;
     }
-    let rec = Rec::new().text("case", case).text("kernel", kernel).int("runs", runs);
-    Ok(rec
-        .num("same mask us/run", same, 2)
-        .num("alternating us/run", alternating, 2)
-        .times("ratio", alternating / same))
+    let rec = Rec::new().text("case", case).text("kernel", kernel).int("runs", runs).num("same mask us/run", same, 2);
+    Ok(rec.num("alternating us/run", alternating, 2).times("ratio", alternating / same))
 }
 
 /// One thread's job of the two-stream part, on a stream of its own: a 31-tap convolution of
@@ -196,70 +176,54 @@ impl Job {
         let Job { gpu, conv, host, pinned: [p_in, p_out], vec_out, dev: [d_in, d_out] } = self;
         let s = gpu.stream();
         match form {
-            Form::Device => conv.run(Conv1dVariant::Auto, &d_in.as_view(), &mut d_out.as_view_mut()).map(drop)?,
-            Form::Pinned => {
-                // SAFETY: both page-locked buffers are borrowed by this
-                // call, which synchronizes the stream before returning.
-                unsafe { s.htod_async(p_in, &mut d_in.as_view_mut())? };
-                conv.run(Conv1dVariant::Auto, &d_in.as_view(), &mut d_out.as_view_mut())?;
-                // SAFETY: as above.
-                unsafe { s.dtoh_async(&d_out.as_view(), p_out)? };
-            }
-            Form::Pageable => {
-                gpu.htod(host, &mut d_in.as_view_mut())?;
-                conv.run(Conv1dVariant::Auto, &d_in.as_view(), &mut d_out.as_view_mut())?;
-                gpu.dtoh(&d_out.as_view(), vec_out)?;
-            }
+            Form::Device => {}
+            // SAFETY: both page-locked buffers stay borrowed until this call synchronizes the stream, at its end.
+            Form::Pinned => unsafe { s.htod_async(p_in, &mut d_in.as_view_mut())? },
+            Form::Pageable => gpu.htod(host, &mut d_in.as_view_mut())?,
+        }
+        conv.run(Conv1dVariant::Auto, &d_in.as_view(), &mut d_out.as_view_mut())?;
+        match form {
+            Form::Device => {}
+            // SAFETY: as above.
+            Form::Pinned => unsafe { s.dtoh_async(&d_out.as_view(), p_out)? },
+            Form::Pageable => gpu.dtoh(&d_out.as_view(), vec_out)?,
         }
         s.synchronize()
     }
 }
 
-/// The two-stream measurement of `form`, stats of (one after the other, both at once): after a
-/// warm-up, the run's reps of both jobs one after the other on this thread, then of both at once
-/// on two threads (started once, released together by a barrier each time); then each job's last
-/// output against the CPU reference.
+/// The two-stream measurement of `form`, stats of (one after the other, both at once): after a warm-up, the run's reps
+/// of both jobs one after the other on this thread, then of both at once on two threads (started once, released
+/// together by a barrier each time); then each job's last output against the CPU reference.
 fn overlap(run: &Run<'_>, n: usize, form: Form, name: &str) -> BenchResult<[Stats; 2]> {
     let reps = run.settings.reps;
     let mut jobs = [Job::new(run.gpu, n, 1)?, Job::new(run.gpu, n, 2)?];
-    let mut seq = Vec::with_capacity(reps);
-    for rep in 0..=reps {
-        let t0 = Instant::now();
-        for j in &mut jobs {
-            j.run(form)?;
-        }
-        if rep > 0 {
-            seq.push(t0.elapsed().as_secs_f64() * 1e3);
-        }
-    }
+    let one_by_one = || wall_ms(|| Ok(jobs.iter_mut().try_for_each(|j| j.run(form))?));
+    let (seq, _) = wall_stats(name, (1, reps), one_by_one)?;
     let (start, end) = (&Barrier::new(3), &Barrier::new(3));
-    let conc = std::thread::scope(|s| -> BenchResult<Vec<f64>> {
+    let (conc, _) = std::thread::scope(|s| {
         let workers: Vec<_> = (jobs.iter_mut())
             .map(|j| {
                 s.spawn(move || {
                     let mut result = Ok(());
                     for _ in 0..reps {
                         start.wait();
-                        if result.is_ok() {
-                            result = j.run(form);
-                        }
+                        result = result.and_then(|()| j.run(form));
                         end.wait();
                     }
                     result
                 })
             })
             .collect();
-        let conc = (0..reps).map(|_| {
+        // The main thread times each release of the two threads to the end of both jobs.
+        let conc = wall_stats(name, (0, reps), || {
             start.wait();
-            let t0 = Instant::now();
-            end.wait();
-            t0.elapsed().as_secs_f64() * 1e3
+            wall_ms(|| Ok(end.wait()))
         });
-        let conc = conc.collect();
         for h in workers {
             h.join().map_err(|_| run.fail(format!("{name}: a job thread panicked")))??;
         }
-        Ok(conc)
+        conc
     })?;
     for j in &jobs {
         let got = match form {
@@ -270,8 +234,7 @@ fn overlap(run: &Run<'_>, n: usize, form: Form, name: &str) -> BenchResult<[Stat
         let want = correlate1d_checked(&j.host, j.conv.taps(), j.conv.left(), Boundary::Reflect)?;
         compare(&got, &want).map_err(|(m, k)| run.fail(format!("{name}: {k} wrong outputs, first {m}")))?;
     }
-    let stats = |v: &[f64]| Stats::from_samples(v, 1).ok_or_else(|| run.bad_options("no repetition ran"));
-    Ok([stats(&seq)?, stats(&conc)?])
+    Ok([seq, conc])
 }
 
 #[cfg(test)]

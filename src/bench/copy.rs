@@ -1,22 +1,24 @@
-//! The `copy` suite (lesson 000, vectorized memory access): device-to-device
-//! copy bandwidth of the scalar, vec2 and vec4 copy kernels and of the
-//! driver's `cuMemcpyDtoDAsync`, over power-of-two sizes.
+//! The `copy` suite (lesson 000, vectorized memory access): device-to-device copy bandwidth of the scalar, vec2 and
+//! vec4 copy kernels and of the driver's `cuMemcpyDtoDAsync`, over power-of-two sizes.
 //!
-//! * **Buffer pool.** Each size rotates over `pairs = clamp(ceil(3·L2 /
-//!   (2·size)), 1, 256)` source/destination pairs ([`Pool`]), so consecutive
-//!   copies touch at least 3× the L2 in between. Where even 256 pairs stay
-//!   under 2× L2 the size is *L2-resident*: its figures measure the cache
-//!   (or launch overhead), not DRAM, and the table and plot say so.
+//! * **Buffer pool.** Each size rotates over `pairs = clamp(ceil(3·L2 / (2·size)), 1, 256)` source/destination pairs
+//!   ([`Pool`]), so consecutive copies touch at least 3× the L2 in between. Where even 256 pairs stay under 2× L2 the
+//!   size is *L2-resident*: its figures measure the cache (or launch overhead), not DRAM, and the table and plot say
+//!   so.
 //! * **Bandwidth** = 2·size / median time (read + written), GB = 1e9 bytes.
-//! * **Verification.** After timing a method, pair 0's destination is
-//!   poisoned, copied once more, and compared with its source.
+//! * **Verification.** After timing a method, pair 0's destination is poisoned, copied once more, and compared with its
+//!   source.
 //!
 //! Goal: vec4 at ≥ 95% of `cuMemcpyDtoD` at every size ≥ 256 MiB.
 
-use super::report::{Series, human_bytes, parse_size};
-use super::run::{Fmt, Goal, POISON, Rec, Run, Suite};
+use super::harness::{Stats, gbps};
+use super::report::Series;
+use super::run::{Common, Fmt, Goal, POISON, Rec, Run, Suite, elems, pow2_sizes};
 use super::{BenchError, BenchResult, SuiteInfo};
-use crate::{CopyPolicy, CopyVariant, DeviceBuffer, Error};
+use crate::CopyVariant::{self, Scalar, Vec2, Vec4};
+use crate::text::{human_bytes, parse_size};
+use crate::{CopyPolicy, DeviceBuffer, DeviceCopy, Error, Gpu};
+use bytemuck::{Pod, Zeroable};
 
 /// Sizes from which the goal applies (256 MiB).
 pub const GOAL_MIN_BYTES: u64 = 256 << 20;
@@ -38,63 +40,87 @@ pub struct Copy {
     /// Largest copy size [default: 2GiB, 64MiB with --quick].
     #[arg(long, value_parser = parse_size)]
     pub max_size: Option<u64>,
-    /// Run the lesson's kernels as the lesson launches them (one access per
-    /// thread per step, 256 threads, grid capped at one wave) instead of the
-    /// tuned policy (8 accesses per thread, 512 threads, 8 waves).
+    /// Run the lesson's kernels as the lesson launches them (one access per thread per step, 256 threads, grid capped
+    /// at one wave) instead of the tuned policy (8 accesses per thread, 512 threads, 8 waves).
     #[arg(long)]
     pub lesson_launch: bool,
     /// The shared options.
     #[command(flatten)]
-    pub common: super::run::Common,
+    pub common: Common,
 }
 
 /// The methods, in table order: name, kernel variant (`None`: the driver).
-const METHODS: [(&str, Option<CopyVariant>); 4] = [
-    ("scalar", Some(CopyVariant::Scalar)),
-    ("vec2", Some(CopyVariant::Vec2)),
-    ("vec4", Some(CopyVariant::Vec4)),
-    ("DtoD", None),
-];
+const METHODS: [(&str, Option<CopyVariant>); 4] =
+    [("scalar", Some(Scalar)), ("vec2", Some(Vec2)), ("vec4", Some(Vec4)), ("DtoD", None)];
 
-/// How a size's buffer pool is laid out.
+/// The buffers a size rotates over so that consecutive operations touch at least 3× the L2 (shared by the copy, reduce
+/// and transpose suites).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Pool {
-    /// Source/destination pairs.
+    /// Buffers in the rotation (for copies: source/destination pairs).
     pub pairs: u64,
     /// True when the pool is under 2× L2.
     pub l2_resident: bool,
 }
 
 impl Pool {
-    /// The pool for copies of `size` bytes with `l2` bytes of L2, at most
-    /// `cap` bytes of device memory and `free` bytes free on the device
-    /// (less [`FREE_MEMORY_MARGIN`]): `clamp(ceil(3·l2 / (2·size)), 1, 256)`
-    /// pairs, fewer if memory is short. `Err` says why not even one pair
-    /// fits.
+    /// `clamp(ceil(3·l2 / unit), 1, max)` buffers of `unit` bytes each.
+    pub fn rotating(unit: u64, l2: u64, max: u64) -> Pool {
+        let pairs = (3 * l2).div_ceil(unit.max(1)).clamp(1, max);
+        Pool { pairs, l2_resident: pairs * unit < 2 * l2 }
+    }
+
+    /// The pool for copies of `size` bytes with `l2` bytes of L2: pairs as [`Pool::rotating`] (at most [`MAX_PAIRS`]),
+    /// fewer if `cap` bytes or the `free` device memory less [`FREE_MEMORY_MARGIN`] run short. `Err` says why not even
+    /// one pair fits.
     pub fn plan(size: u64, l2: u64, cap: u64, free: u64) -> Result<Pool, String> {
-        let pair = size.saturating_mul(2);
+        let (pair, budget) = (size.saturating_mul(2), cap.min(free.saturating_sub(FREE_MEMORY_MARGIN)));
         if pair == 0 {
             return Err("empty size".into());
         }
-        let want = (3 * l2).div_ceil(pair).clamp(1, MAX_PAIRS);
-        let budget = cap.min(free.saturating_sub(FREE_MEMORY_MARGIN));
-        let pairs = want.min(budget / pair);
-        if pairs == 0 {
+        if budget < pair {
+            let [p, b, c, f, m] = [pair, budget, cap, free, FREE_MEMORY_MARGIN].map(human_bytes);
             return Err(format!(
-                "one source/destination pair needs {}; the budget is {} (cap {}, {} free on the device less {} margin)",
-                human_bytes(pair),
-                human_bytes(budget),
-                human_bytes(cap),
-                human_bytes(free),
-                human_bytes(FREE_MEMORY_MARGIN)
+                "one source/destination pair needs {p}; the budget is {b} (cap {c}, {f} free on the device less {m} \
+                 margin)"
             ));
         }
-        Ok(Pool { pairs, l2_resident: pairs * pair < 2 * l2 })
+        Ok(Pool::rotating(pair, l2, MAX_PAIRS.min(budget / pair)))
+    }
+
+    /// `pairs` device copies of `data` and as many zeroed destinations, allocated pair by pair: (sources,
+    /// destinations).
+    pub fn alloc<T: DeviceCopy + Zeroable>(self, gpu: &Gpu, data: &[T]) -> Result<(Buffers<T>, Buffers<T>), Error> {
+        let pairs = (0..self.pairs).map(|_| Ok((gpu.upload(data)?, gpu.alloc_zeroed(data.len())?)));
+        Ok(pairs.collect::<Result<Vec<_>, Error>>()?.into_iter().unzip())
     }
 }
 
-/// The non-zero source data: a cheap hash of the index that is never 0 and
-/// never the poison pattern.
+/// Device buffers of one kind (a pool's sources or destinations).
+pub type Buffers<T> = Vec<DeviceBuffer<T>>;
+
+/// Times `op(i, &mut outs[i])` over `outs` in rotation, then poisons `outs[0]`, runs `op(0, ..)` once more, reads
+/// `outs[0]` back into `got` and checks it against `want` (`what` names the case): the statistics and that last call's
+/// result.
+pub fn measure_checked<T: DeviceCopy + Pod + PartialEq + std::fmt::Debug + Send + Sync, R>(
+    run: &Run<'_>,
+    outs: &mut [DeviceBuffer<T>],
+    what: &str,
+    want: &[T],
+    got: &mut Vec<T>,
+    mut op: impl FnMut(usize, &mut DeviceBuffer<T>) -> Result<R, Error>,
+) -> BenchResult<(Stats, R)> {
+    let n = outs.len();
+    let stats = run.measure(|i| Ok(op(i % n, &mut outs[i % n]).map(drop)?))?;
+    outs[0].fill_bytes(POISON)?;
+    let last = op(0, &mut outs[0])?;
+    got.resize(outs[0].len(), T::zeroed());
+    outs[0].copy_to_host(got)?;
+    run.check(what, got, want)?;
+    Ok((stats, last))
+}
+
+/// The non-zero source data: a cheap hash of the index that is never 0 and never the poison pattern.
 pub fn pattern_word(i: usize) -> u32 {
     let mut x = (i as u64).wrapping_add(0x9E37_79B9_7F4A_7C15);
     x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -116,32 +142,27 @@ impl Suite for Copy {
     };
     const UNITS: &'static str = "GB = 1e9 bytes; bytes = read + written; times in ms per copy";
 
-    fn common(&self) -> &super::run::Common {
+    fn common(&self) -> &Common {
         &self.common
     }
 
     fn run(&self, run: &mut Run<'_>) -> BenchResult<()> {
         let (min, max) = (run.pick(self.min_size, 4 << 10, 64 << 10), run.pick(self.max_size, 2 << 30, 64 << 20));
-        let sizes = super::run::pow2_sizes(min.max(4), max);
+        let sizes = pow2_sizes(min.max(4), max);
         if sizes.is_empty() {
-            return Err(run.bad_options(format!(
-                "no power of two between {} and {} (the smallest size is 4 bytes, one u32)",
-                human_bytes(min),
-                human_bytes(max)
-            )));
+            let (min, max) = (human_bytes(min), human_bytes(max));
+            let why = format!("no power of two between {min} and {max} (the smallest size is 4 bytes, one u32)");
+            return Err(run.bad_options(why));
         }
         let policy = if self.lesson_launch { CopyPolicy::LESSON } else { CopyPolicy::TUNED };
-        run.param("policy", [("threads", policy.threads), ("items", policy.items), ("waves", policy.waves)]);
+        let CopyPolicy { threads, items, waves } = policy;
+        run.param("policy", [("threads", threads), ("items", items), ("waves", waves)]);
         run.line(format!(
-            "kernels: {} access(es) per thread per step, {} threads per block, grid capped at {} wave(s) of resident \
-             blocks",
-            policy.items, policy.threads, policy.waves
+            "kernels: {items} access(es) per thread per step, {threads} threads per block, grid capped at {waves} \
+             wave(s) of resident blocks"
         ));
-        let t = run.table("sizes", "");
-        let l2 = u64::from(run.gpu.info().l2_bytes);
-        let mut series: Vec<Series> =
-            METHODS.iter().map(|(n, _)| Series { name: (*n).to_string(), points: Vec::new() }).collect();
-        series[3].name = "cuMemcpyDtoD".into();
+        let (t, l2) = (run.table("sizes", ""), u64::from(run.gpu.info().l2_bytes));
+        let mut series = METHODS.map(|(n, v)| Series { name: v.map_or("cuMemcpyDtoD", |_| n).into(), points: vec![] });
         let (mut resident, mut worst) = (Vec::new(), Vec::new());
         run.progress(sizes.len() * METHODS.len());
         for size in sizes {
@@ -163,41 +184,27 @@ impl Suite for Copy {
             };
             let mut rec = Rec::new().text("size", human_bytes(size)).flag("L2?", pool.l2_resident);
             for (i, (name, _)) in METHODS.iter().enumerate() {
-                rec = rec.num(if i == 3 { "DtoD (GB/s)" } else { name }, gbps[i].0, 1).stats(name, &gbps[i].1);
+                rec = rec.num(if i == 3 { "DtoD (GB/s)" } else { name }, gbps[i].0, 1).json(name, gbps[i].1);
                 series[i].points.push((size as f64, gbps[i].0));
             }
             let vs_dtod = gbps[2].0 / gbps[3].0;
-            run.row(
-                t,
-                rec.times("vec2/scalar", gbps[1].0 / gbps[0].0)
-                    .times("vec4/scalar", gbps[2].0 / gbps[0].0)
-                    .pct("vec4/DtoD %", vs_dtod)
-                    .int("bytes", size)
-                    .int("pairs", pool.pairs),
-            );
-            if pool.l2_resident {
-                resident.push(human_bytes(size));
-            }
-            if size >= GOAL_MIN_BYTES {
-                worst.push((vs_dtod, human_bytes(size)));
-            }
+            let rec = rec.times("vec2/scalar", gbps[1].0 / gbps[0].0).times("vec4/scalar", gbps[2].0 / gbps[0].0);
+            run.row(t, rec.pct("vec4/DtoD %", vs_dtod).int("bytes", size).int("pairs", pool.pairs));
+            resident.extend(pool.l2_resident.then(|| human_bytes(size)));
+            worst.extend((size >= GOAL_MIN_BYTES).then(|| (vs_dtod, human_bytes(size))));
         }
         let l2_text = human_bytes(l2);
-        let note = match (resident.first(), resident.last()) {
-            (Some(lo), Some(hi)) if lo == hi => {
-                format!("L2-resident, not DRAM figures (pool < 2 x {l2_text} L2): {lo}")
-            }
-            (Some(lo), Some(hi)) => format!("L2-resident, not DRAM figures (pool < 2 x {l2_text} L2): {lo} to {hi}"),
-            _ => format!("no size L2-resident ({l2_text} L2): DRAM bandwidth throughout"),
+        let note = match &resident[..] {
+            [] => format!("no size L2-resident ({l2_text} L2): DRAM bandwidth throughout"),
+            [one] => format!("L2-resident, not DRAM figures (pool < 2 x {l2_text} L2): {one}"),
+            [lo, .., hi] => format!("L2-resident, not DRAM figures (pool < 2 x {l2_text} L2): {lo} to {hi}"),
         };
-        run.line(format!("{note}; theoretical DRAM bandwidth: {:.1} GB/s", run.gpu.info().theoretical_dram_gbps()));
+        let info = run.gpu.info();
+        run.line(format!("{note}; theoretical DRAM bandwidth: {:.1} GB/s", info.theoretical_dram_gbps()));
+        let (name, arch) = (&info.name, run.gpu.ptx_arch());
         let title = format!(
-            "copy bandwidth vs size: {} (PTX sm_{})\n{} items/thread, {} threads, {} wave(s); {note}",
-            run.gpu.info().name,
-            run.gpu.ptx_arch(),
-            policy.items,
-            policy.threads,
-            policy.waves
+            "copy bandwidth vs size: {name} (PTX sm_{arch})\n{items} items/thread, {threads} threads, {waves} \
+             wave(s); {note}"
         );
         run.plot("copy", &title, "bytes copied (log2 scale)", "GB/s (1e9 B/s, read + written)", &series)?;
         let goal = format!("vec4 >= {:.0}% of DtoD for sizes >= {}", GOAL_RATIO * 100.0, human_bytes(GOAL_MIN_BYTES));
@@ -207,45 +214,24 @@ impl Suite for Copy {
     }
 }
 
-/// Times every method on one size's pool and verifies each: (GB/s, stats)
-/// per method.
-fn measure_size(
-    run: &Run<'_>,
-    size: u64,
-    pool: Pool,
-    policy: &CopyPolicy,
-) -> BenchResult<Vec<(f64, super::harness::Stats)>> {
-    let elems = super::run::elems(size / 4)?;
-    let human = human_bytes(size);
+/// Times every method on one size's pool and verifies each: (GB/s, stats) per method.
+fn measure_size(run: &Run<'_>, size: u64, pool: Pool, policy: &CopyPolicy) -> BenchResult<Vec<(f64, Stats)>> {
+    let (gpu, human) = (run.gpu, human_bytes(size));
+    let data: Vec<u32> = (0..elems(size / 4)?).map(pattern_word).collect();
     run.tick(&format!("{human}: allocating {} pairs", pool.pairs));
-    let data: Vec<u32> = (0..elems).map(pattern_word).collect();
-    let mut pairs: Vec<(DeviceBuffer<u32>, DeviceBuffer<u32>)> = Vec::new();
-    for _ in 0..pool.pairs {
-        pairs.push((run.gpu.upload(&data)?, run.gpu.alloc_zeroed::<u32>(elems)?));
-    }
-    let copy = |(src, dst): &mut (DeviceBuffer<u32>, DeviceBuffer<u32>), v: Option<CopyVariant>| -> BenchResult<()> {
-        match v {
-            None => run.gpu.copy_with_driver(&src.as_view(), &mut dst.as_view_mut())?,
-            Some(v) => {
-                run.gpu.copy_with(&src.as_view(), &mut dst.as_view_mut(), v, policy)?;
-            }
-        }
-        Ok(())
-    };
-    let mut got = vec![0u32; elems];
-    let mut out = Vec::new();
+    let (srcs, mut dsts) = pool.alloc(gpu, &data)?;
+    let (mut out, mut got) = (Vec::new(), Vec::new());
     for (name, v) in METHODS {
         run.tick(&format!("{human} {name}"));
-        let n = pairs.len();
-        let stats = run.measure(|i| copy(&mut pairs[i % n], v))?;
-        pairs[0].1.fill_bytes(POISON)?;
-        copy(&mut pairs[0], v)?;
-        pairs[0].1.copy_to_host(&mut got)?;
-        run.check(&format!("{name} copy of {human}"), &got, &data)?;
-        out.push((super::harness::gbps(2.0 * size as f64, stats.median_ms), stats));
+        let what = format!("{name} copy of {human}");
+        let (stats, ()) = measure_checked(run, &mut dsts, &what, &data, &mut got, |i, dst| match v {
+            None => gpu.copy_with_driver(&srcs[i].as_view(), &mut dst.as_view_mut()),
+            Some(v) => gpu.copy_with(&srcs[i].as_view(), &mut dst.as_view_mut(), v, policy).map(drop),
+        })?;
+        out.push((gbps(2.0 * size as f64, stats.median_ms), stats));
         run.inc();
     }
-    pairs[0].0.copy_to_host(&mut got)?;
+    srcs[0].copy_to_host(&mut got)?;
     run.check(&format!("the source of the {human} copies"), &got, &data)?;
     Ok(out)
 }
@@ -271,10 +257,7 @@ mod tests {
 
     #[test]
     fn pattern_is_never_zero_or_poison() {
-        assert!((0..1_000_000).all(|i| {
-            let w = pattern_word(i);
-            w != 0 && w != 0xA5A5_A5A5
-        }));
+        assert!((0..1_000_000).map(pattern_word).all(|w| w != 0 && w != 0xA5A5_A5A5));
         assert_ne!(pattern_word(0), pattern_word(1));
     }
 }

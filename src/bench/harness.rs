@@ -1,16 +1,13 @@
-//! The measurement mechanism every benchmark suite shares: warm-up, batch
-//! calibration, timed samples with CUDA events, and the statistics over
-//! them.
+//! The measurement mechanism every benchmark suite shares: warm-up, batch calibration, timed samples with CUDA events,
+//! and the statistics over them.
 //!
-//! A suite hands [`measure`] a closure that queues *one* operation on the
-//! [`Gpu`]'s stream. Operations too short to time one by one (a few
-//! microseconds, near the events' resolution and the launch overhead) are
-//! queued in batches: each sample times `batch` back-to-back operations and
-//! is divided by `batch`, so every figure in [`Stats`] is per operation.
+//! A suite hands [`measure`] a closure that queues *one* operation on the [`Gpu`]'s stream. Operations too short to
+//! time one by one (a few microseconds, near the events' resolution and the launch overhead) are queued in batches:
+//! each sample times `batch` back-to-back operations and is divided by `batch`, so every figure in [`Stats`] is per
+//! operation.
 //!
-//! Units: times in milliseconds; bandwidth in GB/s with 1 GB = 1e9 bytes,
-//! where the bytes moved by an operation are the bytes it reads plus the
-//! bytes it writes (a copy of `n` bytes moves `2n`).
+//! Units: times in milliseconds; bandwidth in GB/s with 1 GB = 1e9 bytes, where the bytes moved by an operation are the
+//! bytes it reads plus the bytes it writes (a copy of `n` bytes moves `2n`).
 
 use serde::Serialize;
 
@@ -22,8 +19,7 @@ pub const MAX_BATCH: usize = 1000;
 /// How a measurement is taken.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Settings {
-    /// Untimed operations run first (clocks up, caches and TLBs warm, lazy
-    /// module loading done). Default 3.
+    /// Untimed operations run first (clocks up, caches and TLBs warm, lazy module loading done). Default 3.
     pub warmup: usize,
     /// Timed samples. Default 20.
     pub reps: usize,
@@ -60,9 +56,8 @@ pub struct Stats {
 }
 
 impl Stats {
-    /// Statistics over per-operation times `per_op_ms` (one per sample,
-    /// each already divided by `batch`). `None` when there are no samples
-    /// or one of them is not a finite number.
+    /// Statistics over per-operation times `per_op_ms` (one per sample, each already divided by `batch`). `None` when
+    /// there are no samples or one of them is not a finite number.
     pub fn from_samples(per_op_ms: &[f64], batch: usize) -> Option<Stats> {
         if per_op_ms.is_empty() || per_op_ms.iter().any(|t| !t.is_finite()) {
             return None;
@@ -82,9 +77,8 @@ impl Stats {
     }
 }
 
-/// The `p`-th percentile (0–100) of ascending `sorted` values, linearly
-/// interpolated between the two nearest ranks (so the 50th percentile of an
-/// even count is the mean of the middle two). `NaN` for an empty slice.
+/// The `p`-th percentile (0–100) of ascending `sorted` values, linearly interpolated between the two nearest ranks (so
+/// the 50th percentile of an even count is the mean of the middle two). `NaN` for an empty slice.
 pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     match sorted.len() {
         0 => f64::NAN,
@@ -99,10 +93,9 @@ pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     }
 }
 
-/// Operations per sample so that one sample lasts at least `min_sample_ms`,
-/// given that one operation took `single_ms`: `ceil(min / single)` clamped to
-/// `1..=MAX_BATCH` (the maximum when `single_ms` is zero or not a number, as
-/// happens for work below the events' resolution).
+/// Operations per sample so that one sample lasts at least `min_sample_ms`, given that one operation took `single_ms`:
+/// `ceil(min / single)` clamped to `1..=MAX_BATCH` (the maximum when `single_ms` is zero or not a number, as happens
+/// for work below the events' resolution).
 pub fn batch_size(single_ms: f64, min_sample_ms: f64) -> usize {
     if min_sample_ms.is_nan() || min_sample_ms <= 0.0 {
         return 1;
@@ -114,15 +107,13 @@ pub fn batch_size(single_ms: f64, min_sample_ms: f64) -> usize {
     if n >= MAX_BATCH as f64 { MAX_BATCH } else { (n as usize).max(1) }
 }
 
-/// Measures the operation `op` queues: `s.warmup` untimed calls, one timed
-/// call to choose the batch size ([`batch_size`]), then `s.reps` samples of
-/// `batch` calls each, timed with CUDA events ([`Gpu::time`]).
+/// Measures the operation `op` queues: `s.warmup` untimed calls, one timed call to choose the batch size
+/// ([`batch_size`]), then `s.reps` samples of `batch` calls each, timed with CUDA events ([`Gpu::time`]).
 ///
-/// `op(i)` must queue exactly one operation on `gpu`'s stream without
-/// waiting for it; `i` counts calls from 0 across warm-up, calibration and
-/// samples, so the caller can rotate among buffers (`i % pool`). Its error
-/// type is the caller's: [`crate::Error`] itself, or any error a GPU error
-/// converts into (such as [`BenchError`](super::BenchError)).
+/// `op(i)` must queue exactly one operation on `gpu`'s stream without waiting for it; `i` counts calls from 0 across
+/// warm-up, calibration and samples, so the caller can rotate among buffers (`i % pool`). Its error type is the
+/// caller's: [`crate::Error`] itself, or any error a GPU error converts into (such as
+/// [`BenchError`](super::BenchError)).
 pub fn measure<E: From<Error>>(
     gpu: &Gpu,
     s: &Settings,
@@ -181,9 +172,8 @@ pub fn gbps(bytes_moved: f64, ms: f64) -> f64 {
     bytes_moved / (ms * 1e-3) / 1e9
 }
 
-/// The driver's device-to-device copy (`cuMemcpyDtoDAsync`) of one size,
-/// measured like any operation: the DRAM reference every "% of the DRAM
-/// floor" figure divides by.
+/// The driver's device-to-device copy (`cuMemcpyDtoDAsync`) of one size, measured like any operation: the DRAM
+/// reference every "% of the DRAM floor" figure divides by.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct DtodReference {
     /// Bytes copied per operation.
@@ -202,8 +192,7 @@ impl DtodReference {
     }
 }
 
-/// Measures [`Gpu::copy_with_driver`] on a fresh pair of `bytes`-byte
-/// buffers (freed afterwards) with settings `s`.
+/// Measures [`Gpu::copy_with_driver`] on a fresh pair of `bytes`-byte buffers (freed afterwards) with settings `s`.
 pub fn measure_dtod(gpu: &Gpu, s: &Settings, bytes: u64) -> Result<DtodReference, Error> {
     let words = usize::try_from(bytes / 4).map_err(|_| Error::InvalidArgument {
         op: "measure_dtod",
@@ -221,45 +210,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn single_sample() {
+    fn stats_over_samples() {
         let s = Stats::from_samples(&[2.5], 7).unwrap();
         assert_eq!((s.median_ms, s.min_ms, s.max_ms, s.mean_ms, s.p10_ms, s.p90_ms), (2.5, 2.5, 2.5, 2.5, 2.5, 2.5));
         assert_eq!((s.reps, s.batch), (1, 7));
-    }
-
-    #[test]
-    fn odd_count_median_is_middle_value() {
+        // An odd count: the middle value; p10 and p90 at ranks 0.4 and 3.6 of [1, 2, 3, 4, 5].
         let s = Stats::from_samples(&[5.0, 1.0, 3.0, 4.0, 2.0], 1).unwrap();
-        assert_eq!(s.median_ms, 3.0);
-        assert_eq!((s.min_ms, s.max_ms, s.mean_ms), (1.0, 5.0, 3.0));
-        // rank 0.4 and 3.6 of [1, 2, 3, 4, 5]
-        assert!((s.p10_ms - 1.4).abs() < 1e-12);
-        assert!((s.p90_ms - 4.6).abs() < 1e-12);
-        assert_eq!(s.reps, 5);
-    }
-
-    #[test]
-    fn even_count_median_is_mean_of_middle_two() {
+        assert_eq!((s.median_ms, s.min_ms, s.max_ms, s.mean_ms, s.reps), (3.0, 1.0, 5.0, 3.0, 5));
+        assert!((s.p10_ms - 1.4).abs() < 1e-12 && (s.p90_ms - 4.6).abs() < 1e-12);
+        // An even count: the mean of the middle two.
         let s = Stats::from_samples(&[4.0, 1.0, 3.0, 2.0], 1).unwrap();
-        assert_eq!(s.median_ms, 2.5);
-        assert_eq!(s.mean_ms, 2.5);
-        assert_eq!(percentile(&[1.0, 2.0, 3.0, 4.0], 0.0), 1.0);
-        assert_eq!(percentile(&[1.0, 2.0, 3.0, 4.0], 100.0), 4.0);
-    }
-
-    #[test]
-    fn twenty_samples_percentiles() {
-        let v: Vec<f64> = (1..=20).rev().map(f64::from).collect();
-        let s = Stats::from_samples(&v, 3).unwrap();
+        assert_eq!((s.median_ms, s.mean_ms), (2.5, 2.5));
+        assert_eq!([0.0, 100.0].map(|p| percentile(&[1.0, 2.0, 3.0, 4.0], p)), [1.0, 4.0]);
+        let s = Stats::from_samples(&(1..=20).rev().map(f64::from).collect::<Vec<_>>(), 3).unwrap();
         assert_eq!(s.median_ms, 10.5);
-        assert!((s.p10_ms - 2.9).abs() < 1e-12);
-        assert!((s.p90_ms - 18.1).abs() < 1e-12);
-    }
-
-    #[test]
-    fn no_or_bad_samples() {
-        assert_eq!(Stats::from_samples(&[], 1), None);
-        assert_eq!(Stats::from_samples(&[1.0, f64::NAN], 1), None);
+        assert!((s.p10_ms - 2.9).abs() < 1e-12 && (s.p90_ms - 18.1).abs() < 1e-12);
+        // No samples, or one that is not a number.
+        assert_eq!((Stats::from_samples(&[], 1), Stats::from_samples(&[1.0, f64::NAN], 1)), (None, None));
         assert!(percentile(&[], 50.0).is_nan());
     }
 

@@ -44,7 +44,7 @@ impl Suite for Local {
         let (len, words, per_block) = (counts_len(blocks), 4 * n as u64, counts_len(1) / BINS);
         let (threads, bytes, dtod) = ((len / BINS) as u64, (words + 4 * len as u64) as f64, run.dtod(words)?);
         let grid = format!("{BINS} bins of (v >> {shift}) % {BINS}, {blocks} blocks x {per_block} threads");
-        let size = super::report::human_bytes(words);
+        let size = crate::text::human_bytes(words);
         run.line(format!("{n} words ({size}), {grid}; cuMemcpyDtoD {:.1} GB/s", dtod.gbps));
         let host: Vec<u32> = (0..n).into_par_iter().map(super::copy::pattern_word).collect();
         let mut want = vec![0u32; len];
@@ -61,7 +61,7 @@ impl Suite for Local {
             let rec = Rec::new().text("array in", v.name()).text("kernel", v.kernel()).json("threads", threads);
             let rec = rec.int("registers", l.registers_per_thread).int("local B/thread", l.local_bytes_per_thread);
             let rec = rec.num("ms", ms, 3).num("GB/s", super::harness::gbps(bytes, ms), 1).json("blocks", blocks);
-            run.row(t, rec.pct("% of floor", dtod.floor_ms(bytes) / ms).stats("stats", &stats));
+            run.row(t, rec.pct("% of floor", dtod.floor_ms(bytes) / ms).json("stats", stats));
         }
         let ms: Vec<f64> = run.rows(t).iter().filter_map(|r| r.get("ms")).collect();
         run.line(format!("local-memory time / register time: {:.2}x", ms[0] / ms[1]));

@@ -1,26 +1,25 @@
-//! The `matrix` suite (lessons 003 and 002 §3.7–3.9): `C = A + B` on square
-//! `f32` matrices. **Layouts** (10000², block (32, 32)): the row-major,
-//! column-major and pitched kernels, their times over the row-major one (the
-//! lesson: 3.37× and 0.986 on an RTX 2070), the pitch and its padding.
-//! **Block-shape sweep** (16384², lesson 002's fifteen shapes):
-//! `sum_matrix_2d` and `sum_matrix_2d_x4` (four elements per thread) with the
-//! driver's theoretical occupancy, plotted in `matrix.svg`; `(256, 8)` is
-//! refused before any launch (over 1024 threads).
+//! The `matrix` suite (lessons 003 and 002 §3.7–3.9): `C = A + B` on square `f32` matrices. **Layouts** (10000², block
+//! (32, 32)): the row-major, column-major and pitched kernels, their times over the row-major one (the lesson: 3.37×
+//! and 0.986 on an RTX 2070), the pitch and its padding. **Block-shape sweep** (16384², lesson 002's fifteen shapes):
+//! `sum_matrix_2d` and `sum_matrix_2d_x4` (four elements per thread) with the driver's theoretical occupancy, plotted
+//! in `matrix.svg`; `(256, 8)` is refused before any launch (over 1024 threads).
 //!
-//! Bytes: two reads and one write of the matrix (padding not counted); the
-//! DRAM floor moves them at the DtoD bandwidth of the same run. Outputs are
-//! poisoned, written by one more launch after the timing and compared with
-//! the rayon reference. Goal: the best shape's `sum_matrix_2d` at ≥ 90% of
-//! the floor at 16384² (the x4 kernel's best is named beside it).
+//! Bytes: two reads and one write of the matrix (padding not counted); the DRAM floor moves them at the DtoD bandwidth
+//! of the same run. Outputs are poisoned, written by one more launch after the timing and compared with the rayon
+//! reference. Goal: the best shape's `sum_matrix_2d` at ≥ 90% of the floor at 16384² (the x4 kernel's best is named
+//! beside it).
 
 use std::collections::BTreeMap;
 
+use super::copy::{measure_checked, pattern_word};
 use super::harness::{self, DtodReference};
-use super::report::{Series, human_bytes};
-use super::run::{Fmt, Goal, POISON, Rec, Run, Suite};
+use super::report::Series;
+use super::run::{Common, Fmt, Goal, POISON, Rec, Run, Suite};
 use super::{BenchResult, SuiteInfo};
+use crate::MatrixLayout::{self, ColMajor, RowMajor};
 use crate::matrix::{PITCHED_KERNEL, reference_add};
-use crate::{BlockShape, DeviceBuffer, MatrixLayout, PitchedBuffer, SumVariant};
+use crate::text::human_bytes;
+use crate::{BlockShape, DeviceBuffer, PitchedBuffer, SumVariant};
 
 /// The goal: the best shape at this fraction of the DRAM floor or better.
 pub const GOAL_RATIO: f64 = 0.90;
@@ -50,7 +49,7 @@ pub struct Matrix {
     pub variant: Option<String>,
     /// The shared options.
     #[command(flatten)]
-    pub common: super::run::Common,
+    pub common: Common,
 }
 
 impl Suite for Matrix {
@@ -61,7 +60,7 @@ impl Suite for Matrix {
     const UNITS: &'static str = "GB = 1e9 bytes; bytes = 2 reads + 1 write of the matrix (padding not counted); times \
                                  in ms per launch; % of floor = DtoD-bound time / kernel time";
 
-    fn common(&self) -> &super::run::Common {
+    fn common(&self) -> &Common {
         &self.common
     }
 
@@ -83,7 +82,7 @@ impl Suite for Matrix {
 
 /// Fresh inputs: a cheap hash of the index, finite, mixed signs, never 0.
 pub fn input_value(i: usize, salt: u64) -> f32 {
-    let w = super::copy::pattern_word(i ^ salt as usize);
+    let w = pattern_word(i ^ salt as usize);
     // 24 bits of the hash, scaled into ±(1 .. 2^12).
     let m = (w >> 8) as f32 / (1u32 << 12) as f32 + 1.0;
     if w & 1 == 0 { m } else { -m }
@@ -95,19 +94,18 @@ pub fn theoretical_occupancy(blocks_per_sm: u32, threads: u64, warp: u32, max_th
     (u64::from(blocks_per_sm) * warps_per_block) as f64 / u64::from(max_threads_per_sm / warp.max(1)).max(1) as f64
 }
 
-/// `n²` elements, their bytes, the inputs `a`, `b` and the reference `a + b`.
-fn inputs(run: &Run<'_>, n: usize) -> BenchResult<(usize, u64, [Vec<f32>; 3])> {
+/// The bytes of an `n²` matrix, the inputs `a`, `b` and the reference `a + b`.
+fn inputs(run: &Run<'_>, n: usize) -> BenchResult<(u64, [Vec<f32>; 3])> {
     let elems = n.checked_mul(n).filter(|e| e.checked_mul(4).is_some());
     let elems = elems.ok_or_else(|| run.bad_options(format!("{n}^2 overflows")))?;
-    let a: Vec<f32> = (0..elems).map(|i| input_value(i, 0x5EED)).collect();
-    let b: Vec<f32> = (0..elems).map(|i| input_value(i, 0xB0B)).collect();
+    let [a, b] = [0x5EED, 0xB0B].map(|salt| (0..elems).map(|i| input_value(i, salt)).collect::<Vec<f32>>());
     let mut want = vec![0f32; elems];
     reference_add(&a, &b, &mut want)?;
-    Ok((elems, elems as u64 * 4, [a, b, want]))
+    Ok((elems as u64 * 4, [a, b, want]))
 }
 
-/// The columns `<p>ms`, `<p>GB/s` and `<p><floor>` of a launch moving
-/// `moved` bytes (`None`: not measured, shown as `-`).
+/// The columns `<p>ms`, `<p>GB/s` and `<p><floor>` of a launch moving `moved` bytes (`None`: not measured, shown as
+/// `-`).
 fn figures(rec: Rec, p: &str, floor: &str, ms: Option<f64>, moved: f64, dtod: &DtodReference) -> Rec {
     let (gbps, pct) = (ms.map(|ms| harness::gbps(moved, ms)), ms.map(|ms| dtod.floor_ms(moved) / ms));
     rec.num(&format!("{p}ms"), ms, 3).num(&format!("{p}GB/s"), gbps, 1).pct(&format!("{p}{floor}"), pct)
@@ -115,17 +113,15 @@ fn figures(rec: Rec, p: &str, floor: &str, ms: Option<f64>, moved: f64, dtod: &D
 
 /// The layout experiment at `n`²: row-major, column-major and pitched adds.
 fn measure_layouts(run: &mut Run<'_>, n: usize, block: BlockShape) -> BenchResult<()> {
-    let (gpu, (elems, bytes, [ha, hb, want])) = (run.gpu, inputs(run, n)?);
-    let (a, b, mut c) = (gpu.upload(&ha)?, gpu.upload(&hb)?, gpu.alloc_zeroed::<f32>(elems)?);
+    let (gpu, (bytes, [ha, hb, want])) = (run.gpu, inputs(run, n)?);
+    let (a, b, mut c) = (gpu.upload(&ha)?, gpu.upload(&hb)?, gpu.alloc_zeroed::<f32>(want.len())?);
     let (pa, pb) = (gpu.upload_pitched(&ha, n, n)?, gpu.upload_pitched(&hb, n, n)?);
     let mut pc = gpu.alloc_pitched_zeroed::<f32>(n, n)?;
-    let (dtod, mut got, mut base) = (run.dtod(bytes)?, vec![0f32; elems], None);
+    let (dtod, mut got, mut base) = (run.dtod(bytes)?, vec![0f32; want.len()], None);
     let title =
         format!("layouts: {n} x {n} f32, block {block}; DtoD {:.1} GB/s ({} copied)", dtod.gbps, human_bytes(bytes));
     let t = run.table("layouts", title);
-    for (name, layout) in
-        [("row-major", Some(MatrixLayout::RowMajor)), ("col-major", Some(MatrixLayout::ColMajor)), ("pitched", None)]
-    {
+    for (name, layout) in [("row-major", Some(RowMajor)), ("col-major", Some(ColMajor)), ("pitched", None)] {
         let kernel = layout.map_or(PITCHED_KERNEL, MatrixLayout::kernel);
         let add = |c: &mut DeviceBuffer<f32>, pc: &mut PitchedBuffer<f32>| match layout {
             Some(l) => gpu.matrix_add(l, &a.as_view(), &b.as_view(), &mut c.as_view_mut(), n, n, block),
@@ -142,10 +138,9 @@ fn measure_layouts(run: &mut Run<'_>, n: usize, block: BlockShape) -> BenchResul
         run.check(&format!("{kernel} {n} x {n}{pitch}"), &got, &want)?;
         let (ms, rec) = (stats.median_ms, Rec::new().text("layout", name).text("kernel", kernel).text("grid", grid));
         let rec = figures(rec, "", "% of floor", Some(ms), 3.0 * bytes as f64, &dtod);
-        run.row(t, rec.times("time / row-major", ms / *base.get_or_insert(ms)).stats("stats", &stats));
+        run.row(t, rec.times("time / row-major", ms / *base.get_or_insert(ms)).json("stats", stats));
     }
-    let ratio = |i: usize| run.rows(t)[i].get("time / row-major").unwrap_or(f64::NAN);
-    let (col, pitched) = (ratio(1), ratio(2));
+    let [col, pitched] = [1, 2].map(|i| run.rows(t)[i].get("time / row-major").unwrap_or(f64::NAN));
     run.line(format!(
         "column/row time ratio {col:.2}x (lesson: 3.37x on an RTX 2070); pitched/linear {pitched:.3} (lesson: 0.986)"
     ));
@@ -158,12 +153,12 @@ fn measure_layouts(run: &mut Run<'_>, n: usize, block: BlockShape) -> BenchResul
     Ok(())
 }
 
-/// The block-shape sweep at `n`²: a row per shape, refused or measured,
-/// and `matrix.svg`.
+/// The block-shape sweep at `n`²: a row per shape, refused or measured, and `matrix.svg`.
 fn measure_sweep(run: &mut Run<'_>, n: usize, shapes: &[BlockShape], variants: &[SumVariant]) -> BenchResult<()> {
-    let (gpu, (elems, bytes, [ha, hb, want])) = (run.gpu, inputs(run, n)?);
-    let (a, b, mut c) = (gpu.upload(&ha)?, gpu.upload(&hb)?, gpu.alloc_zeroed::<f32>(elems)?);
-    let (moved, dtod, limits, mut got) = (3.0 * bytes as f64, run.dtod(bytes)?, gpu.info().limits, vec![0f32; elems]);
+    let (gpu, (bytes, [ha, hb, want])) = (run.gpu, inputs(run, n)?);
+    // One output, no rotation.
+    let (a, b, mut c) = (gpu.upload(&ha)?, gpu.upload(&hb)?, [gpu.alloc_zeroed::<f32>(want.len())?]);
+    let (moved, dtod, limits, mut got) = (3.0 * bytes as f64, run.dtod(bytes)?, gpu.info().limits, vec![]);
     let (total, gbps, floor) = (human_bytes(3 * bytes), dtod.gbps, dtod.floor_ms(moved));
     let title = format!(
         "block-shape sweep: {n} x {n} f32 ({total} moved per launch); DtoD {gbps:.1} GB/s; floor {floor:.3} ms"
@@ -187,15 +182,11 @@ fn measure_sweep(run: &mut Run<'_>, n: usize, shapes: &[BlockShape], variants: &
         for v in SumVariant::ALL {
             let mut ms = None;
             if variants.contains(&v) {
-                let add = |c: &mut DeviceBuffer<f32>| {
+                let what = format!("{} {n} x {n} block {shape}", v.kernel());
+                let (stats, _) = measure_checked(run, &mut c, &what, &want, &mut got, |_, c| {
                     gpu.sum_matrix_2d(&a.as_view(), &b.as_view(), &mut c.as_view_mut(), n, n, shape, v)
-                };
-                let stats = run.measure(|_| add(&mut c).map(drop).map_err(Into::into))?;
-                c.fill_bytes(POISON)?;
-                add(&mut c)?;
-                c.copy_to_host(&mut got)?;
-                run.check(&format!("{} {n} x {n} block {shape}", v.kernel()), &got, &want)?;
-                (ms, rec) = (Some(stats.median_ms), rec.stats(&format!("{}_stats", v.name()), &stats));
+                })?;
+                (ms, rec) = (Some(stats.median_ms), rec.json(&format!("{}_stats", v.name()), stats));
                 let pct = 100.0 * dtod.floor_ms(moved) / stats.median_ms;
                 plot.entry((v.name(), shape.y)).or_default().push((f64::from(shape.x), pct));
             }

@@ -1,23 +1,17 @@
-//! Benchmarks behind `coalesce bench`: each suite measures a family of
-//! kernels against the hardware's limits and the driver's own primitives,
-//! verifies every variant's output, and writes a table (stdout), a JSON
-//! record and its SVG plots.
+//! Benchmarks behind `coalesce bench`: each suite measures a family of kernels against the hardware's limits and the
+//! driver's own primitives, verifies every variant's output, and writes a table (stdout), a JSON record and its SVG
+//! plots.
 //!
-//! * [`run`]: the suite pattern. A suite is a clap struct (its own options
-//!   plus the shared [`run::Common`] flattened in) implementing
-//!   [`run::Suite`]: its `run` measures its cases through a [`run::Run`],
-//!   which owns the settings, sampling, the DtoD floor, L2 residency,
-//!   progress, verification errors, tables, the one JSON schema
+//! * [`run`]: the suite pattern. A suite is a clap struct (its own options plus the shared [`run::Common`] flattened
+//!   in) implementing [`run::Suite`]: its `run` measures its cases through a [`run::Run`], which owns the settings,
+//!   sampling, the DtoD floor, L2 residency, progress, verification errors, tables, the one JSON schema
 //!   ([`run::Record`]), plots and goal lines.
 //! * [`harness`]: how a measurement is taken (warm-up, batching, CUDA-event
 //!   samples, statistics) — the one place that decides it.
-//! * [`report`]: text tables, JSON files, SVG plots and timelines, byte
-//!   sizes.
-//! * one module per suite, listed in [`SUITES`]; [`twin`] builds the CUDA
-//!   C++ twins the conv suite compares against.
+//! * [`report`]: text tables, JSON files, SVG plots and timelines, byte sizes.
+//! * one module per suite, listed in [`SUITES`]; [`twin`] builds the CUDA C++ twins the conv suite compares against.
 //!
-//! Units everywhere: GB = 1e9 bytes; the bytes an operation moves are the
-//! bytes it reads plus the bytes it writes.
+//! Units everywhere: GB = 1e9 bytes; the bytes an operation moves are the bytes it reads plus the bytes it writes.
 
 use std::path::PathBuf;
 
@@ -73,14 +67,12 @@ pub enum BenchError {
     /// error is large and results carry it on every path.
     #[error("{0}")]
     Gpu(#[source] Box<crate::Error>),
-    /// A variant produced wrong output: the suite's numbers would be
-    /// meaningless, so it stops.
+    /// A variant produced wrong output: the suite's numbers would be meaningless, so it stops.
     #[error("{suite}: verification failed: {message}")]
     Verification {
         /// The suite.
         suite: &'static str,
-        /// What went wrong, with the variant, the size and the first bad
-        /// element.
+        /// What went wrong, with the variant, the size and the first bad element.
         message: String,
     },
     /// Writing a result file failed.
@@ -106,8 +98,7 @@ impl BenchError {
         self.no_device_reason().is_some()
     }
 
-    /// The driver's reason when the run failed because there is no CUDA
-    /// device.
+    /// The driver's reason when the run failed because there is no CUDA device.
     pub fn no_device_reason(&self) -> Option<&str> {
         match self {
             BenchError::Gpu(e) => match e.as_ref() {

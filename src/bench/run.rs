@@ -1,13 +1,9 @@
-//! The suite pattern: a suite declares its options (a clap struct with
-//! [`Common`] flattened in), and in [`Suite::run`] measures its cases
-//! through a [`Run`], which owns everything else: the settings, warm-up and
-//! samples ([`Run::measure`]), the DtoD floor ([`Run::dtod`]), L2 residency,
-//! progress, verification errors, the text tables, the JSON record (one
-//! schema for every suite, see [`Record`]), the SVG plots and the goal
-//! lines.
+//! The suite pattern: a suite declares its options (a clap struct with [`Common`] flattened in), and in [`Suite::run`]
+//! measures its cases through a [`Run`], which owns everything else: the settings, warm-up and samples
+//! ([`Run::measure`]), the DtoD floor ([`Run::dtod`]), L2 residency, progress, verification errors, the text tables,
+//! the JSON record (one schema for every suite, see [`Record`]), the SVG plots and the goal lines.
 //!
-//! A case is a [`Rec`]: named cells that become one table row and one JSON
-//! object. A goal is a [`Goal`], printed as
+//! A case is a [`Rec`]: named cells that become one table row and one JSON object. A goal is a [`Goal`], printed as
 //! `goal <what>: MET|NOT MET|NOT EVALUATED (<numbers>)`.
 
 use std::path::PathBuf;
@@ -17,9 +13,10 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::harness::{self, DtodReference, Settings, Stats};
-use super::report::{self, Align, Series, Table, TimelineRun};
+use super::report::{self, Scale, Series, TimelineRun};
 use super::{BenchError, BenchResult, SuiteInfo};
-use crate::Gpu;
+use crate::text::{Align, Table};
+use crate::{DeviceCopy, DeviceViewMut, Gpu, PtxModule};
 
 /// The byte every verified output is poisoned with before its launch.
 pub const POISON: u8 = 0xA5;
@@ -61,45 +58,20 @@ pub trait Suite: clap::Args {
     fn run(&self, run: &mut Run<'_>) -> BenchResult<()>;
 }
 
-/// The device a record was measured on.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct DeviceSummary {
-    /// Device name.
-    pub name: String,
-    /// Compute capability, `major.minor`.
-    pub compute_capability: String,
-    /// Streaming multiprocessors.
-    pub sm_count: u32,
-    /// L2 cache, bytes.
-    pub l2_bytes: u32,
-    /// Global memory, bytes.
-    pub total_memory_bytes: usize,
-    /// Datasheet DRAM bandwidth, GB/s (1e9 bytes/s).
-    pub theoretical_dram_gbps: f64,
-    /// The PTX architecture loaded (`90` = `sm_90`).
-    pub ptx_arch: u32,
-    /// Every embedded PTX architecture.
-    pub embedded_ptx_archs: Vec<u32>,
-    /// Driver's CUDA version (12040 = 12.4).
-    pub driver_version: i32,
-}
-
-impl DeviceSummary {
-    /// The summary of `gpu`.
-    pub fn of(gpu: &Gpu) -> DeviceSummary {
-        let i = gpu.info();
-        DeviceSummary {
-            name: i.name.clone(),
-            compute_capability: format!("{}.{}", i.cc_major, i.cc_minor),
-            sm_count: i.sm_count,
-            l2_bytes: i.l2_bytes,
-            total_memory_bytes: i.total_memory,
-            theoretical_dram_gbps: i.theoretical_dram_gbps(),
-            ptx_arch: gpu.ptx_arch(),
-            embedded_ptx_archs: crate::ptx::archs(),
-            driver_version: i.driver_version,
-        }
-    }
+/// The device a record was measured on, as the JSON `device` object.
+pub fn device_summary(gpu: &Gpu) -> Value {
+    let i = gpu.info();
+    serde_json::json!({
+        "name": i.name,
+        "compute_capability": format!("{}.{}", i.cc_major, i.cc_minor),
+        "sm_count": i.sm_count,
+        "l2_bytes": i.l2_bytes,
+        "total_memory_bytes": i.total_memory,
+        "theoretical_dram_gbps": i.theoretical_dram_gbps(),
+        "ptx_arch": gpu.ptx_arch(),
+        "embedded_ptx_archs": crate::ptx::archs(),
+        "driver_version": i.driver_version,
+    })
 }
 
 /// How a number is shown in a table (the JSON holds the plain value).
@@ -132,9 +104,8 @@ enum Cell {
     Json(Value),
 }
 
-/// One case: named cells, each a table column (in first-seen order) and a
-/// JSON field (the column name in snake case, `%` as `pct`), plus JSON-only
-/// fields ([`Rec::json`], [`Rec::stats`]).
+/// One case: named cells, each a table column (in first-seen order) and a JSON field (the column name in snake case,
+/// `%` as `pct`), plus JSON-only fields ([`Rec::json`]).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Rec(Vec<(String, Cell)>);
 
@@ -174,10 +145,6 @@ impl Rec {
     /// A JSON-only field.
     pub fn json(self, key: &str, v: impl Serialize) -> Rec {
         self.with(key, Cell::Json(serde_json::to_value(v).unwrap_or(Value::Null)))
-    }
-    /// The timing statistics of a measurement, as the JSON-only field `key`.
-    pub fn stats(self, key: &str, s: &Stats) -> Rec {
-        self.json(key, s)
     }
     /// The number in column `col`.
     pub fn get(&self, col: &str) -> Option<f64> {
@@ -256,9 +223,8 @@ impl Goal {
         Goal { goal: goal.into(), status, detail: detail.into() }
     }
 
-    /// The worst of `cases` (value, where) must be at least `target`
-    /// (`higher = true`) or at most it: the detail names the worst case
-    /// (`min 97.1% at 512 MiB`), or `none` (nothing measured) is said.
+    /// The worst of `cases` (value, where) must be at least `target` (`higher = true`) or at most it: the detail names
+    /// the worst case (`min 97.1% at 512 MiB`), or `none` (nothing measured) is said.
     pub fn worst(
         goal: impl Into<String>,
         cases: impl IntoIterator<Item = (f64, String)>,
@@ -292,28 +258,20 @@ impl Goal {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Tab(usize);
 
-#[derive(Clone, Debug, Serialize)]
-struct TableRecord {
-    name: String,
-    #[serde(skip_serializing_if = "String::is_empty")]
-    title: String,
-    rows: Vec<Value>,
-}
-
+/// What a run shows, in order: lines, and tables (JSON name, title, cases).
 #[derive(Clone, Debug)]
 enum Block {
     Line(String),
-    Table(usize),
+    Table(String, String, Vec<Rec>),
 }
 
-/// What a run wrote: `<out>/<suite>.json` holds it. One schema for every
-/// suite.
+/// What a run wrote: `<out>/<suite>.json` holds it. One schema for every suite.
 #[derive(Clone, Debug, Serialize)]
 pub struct Record {
     /// The suite's name.
     pub suite: &'static str,
-    /// The device.
-    pub device: DeviceSummary,
+    /// The device ([`device_summary`]).
+    pub device: Value,
     /// How each figure was measured.
     pub settings: Settings,
     /// What the figures mean.
@@ -351,7 +309,6 @@ pub struct Run<'g> {
     units: &'static str,
     out: PathBuf,
     blocks: Vec<Block>,
-    tables: Vec<(TableRecord, Vec<Rec>)>,
     params: Map<String, Value>,
     goals: Vec<Goal>,
     dtod: Vec<DtodReference>,
@@ -371,7 +328,6 @@ impl<'g> Run<'g> {
             units: S::UNITS,
             out: c.out.clone(),
             blocks: Vec::new(),
-            tables: Vec::new(),
             params: Map::new(),
             goals: Vec::new(),
             dtod: Vec::new(),
@@ -395,23 +351,25 @@ impl<'g> Run<'g> {
         self.blocks.push(Block::Line(text.into()));
     }
 
-    /// A new table at this place (`name`: its JSON name; `title`: a line
-    /// printed above it, may be empty).
+    /// A new table at this place (`name`: its JSON name; `title`: a line printed above it, may be empty).
     pub fn table(&mut self, name: &str, title: impl Into<String>) -> Tab {
-        let t = TableRecord { name: name.to_string(), title: title.into(), rows: Vec::new() };
-        self.tables.push((t, Vec::new()));
-        self.blocks.push(Block::Table(self.tables.len() - 1));
-        Tab(self.tables.len() - 1)
+        self.blocks.push(Block::Table(name.to_string(), title.into(), Vec::new()));
+        Tab(self.blocks.len() - 1)
     }
 
     /// Appends a case to table `t`.
     pub fn row(&mut self, t: Tab, r: Rec) {
-        self.tables[t.0].1.push(r);
+        if let Block::Table(_, _, rows) = &mut self.blocks[t.0] {
+            rows.push(r);
+        }
     }
 
     /// The cases of table `t` so far.
     pub fn rows(&self, t: Tab) -> &[Rec] {
-        &self.tables[t.0].1
+        match &self.blocks[t.0] {
+            Block::Table(_, _, rows) => rows,
+            Block::Line(_) => &[],
+        }
     }
 
     /// Records a goal's verdict.
@@ -424,25 +382,44 @@ impl<'g> Run<'g> {
         harness::measure(self.gpu, &self.settings, op)
     }
 
+    /// The crate's kernel, then `twin`'s where given: each run once (`launch`, which names the kernel) on the poisoned
+    /// `out`, whose values `check` judges (`Some`: what is wrong), then timed: (kernel, timing, twin's).
+    pub fn verified<T: DeviceCopy + bytemuck::Pod, K: Into<String>>(
+        &self,
+        out: &mut DeviceViewMut<'_, T>,
+        twin: Option<&PtxModule>,
+        mut launch: impl FnMut(Option<&PtxModule>, &mut DeviceViewMut<'_, T>) -> BenchResult<K>,
+        mut check: impl FnMut(&str, Vec<T>) -> Option<String>,
+    ) -> BenchResult<(String, Stats, Option<Stats>)> {
+        let mut time = |m: Option<&PtxModule>| -> BenchResult<(K, Stats)> {
+            out.fill_bytes(POISON)?;
+            let kernel = launch(m, out)?;
+            if let Some(wrong) = check(if m.is_some() { "C++ twin" } else { "Rust" }, out.to_vec()?) {
+                return Err(self.fail(wrong));
+            }
+            Ok((kernel, self.measure(|_| launch(m, out).map(drop))?))
+        };
+        let (kernel, stats) = time(None)?;
+        Ok((kernel.into(), stats, twin.map(|m| time(Some(m)).map(|t| t.1)).transpose()?))
+    }
+
     /// The DtoD reference for copies of `bytes` (measured once per size).
     pub fn dtod(&mut self, bytes: u64) -> BenchResult<DtodReference> {
         if let Some(d) = self.dtod.iter().find(|d| d.bytes == bytes / 4 * 4) {
             return Ok(*d);
         }
-        self.tick(&format!("DtoD reference, {}", report::human_bytes(bytes)));
+        self.tick(&format!("DtoD reference, {}", crate::text::human_bytes(bytes)));
         let d = harness::measure_dtod(self.gpu, &self.settings, bytes)?;
         self.dtod.push(d);
         Ok(d)
     }
 
-    /// True when `pool_bytes` of buffers fit in 2× the L2 cache: figures
-    /// over them measure the cache, not DRAM.
+    /// True when `pool_bytes` of buffers fit in 2× the L2 cache: figures over them measure the cache, not DRAM.
     pub fn l2_resident(&self, pool_bytes: u64) -> bool {
         pool_bytes < 2 * u64::from(self.gpu.info().l2_bytes)
     }
 
-    /// Shows a progress bar of `len` steps on stderr (hidden when stderr is
-    /// not a terminal).
+    /// Shows a progress bar of `len` steps on stderr (hidden when stderr is not a terminal).
     pub fn progress(&mut self, len: usize) {
         self.bar = ProgressBar::new(len as u64);
         let style = format!("{} {{bar:30}} {{pos}}/{{len}} {{msg}} [{{elapsed}}]", self.info.name);
@@ -488,19 +465,26 @@ impl<'g> Run<'g> {
         }
     }
 
-    /// An SVG plot of `series` against sizes in bytes (log2 axis), written
-    /// as `<out>/<file>.svg` when the run ends.
+    /// An SVG plot of `series` against sizes in bytes (log2 axis), written as `<out>/<file>.svg`.
     pub fn plot(&mut self, file: &str, title: &str, x: &str, y: &str, series: &[Series]) -> BenchResult<()> {
-        let path = self.out.join(format!("{file}.svg"));
-        report::plot_svg(&path, title, x, y, series)?;
-        self.plots.push(path);
-        Ok(())
+        self.plot_scaled(file, title, (x, y), series, Scale::Log2Bytes)
     }
 
     /// The same with a linear x axis.
     pub fn plot_linear(&mut self, file: &str, title: &str, x: &str, y: &str, series: &[Series]) -> BenchResult<()> {
+        self.plot_scaled(file, title, (x, y), series, Scale::Linear)
+    }
+
+    fn plot_scaled(
+        &mut self,
+        file: &str,
+        title: &str,
+        xy: (&str, &str),
+        s: &[Series],
+        scale: Scale,
+    ) -> BenchResult<()> {
         let path = self.out.join(format!("{file}.svg"));
-        report::plot_svg_linear(&path, title, x, y, series)?;
+        report::plot_svg(&path, title, xy, s, scale)?;
         self.plots.push(path);
         Ok(())
     }
@@ -515,37 +499,34 @@ impl<'g> Run<'g> {
 
     fn finish(self) -> BenchResult<Record> {
         self.bar.finish_and_clear();
-        let device = DeviceSummary::of(self.gpu);
-        println!("{} on {} ({})", self.info.about, device.name, self.units);
-        let mut notes = Vec::new();
+        let device = device_summary(self.gpu);
+        println!("{} on {} ({})", self.info.about, self.gpu.info().name, self.units);
+        let (mut notes, mut tables) = (Vec::new(), Vec::new());
         for b in &self.blocks {
             match b {
                 Block::Line(l) => {
                     println!("{l}");
                     notes.push(l.clone());
                 }
-                Block::Table(i) => {
-                    let (t, rows) = &self.tables[*i];
-                    if !t.title.is_empty() {
-                        println!("{}", t.title);
+                Block::Table(name, title, rows) => {
+                    if !title.is_empty() {
+                        println!("{title}");
                     }
                     if !rows.is_empty() {
                         println!("{}", render(rows));
                     }
+                    let mut t =
+                        serde_json::json!({ "name": name, "rows": rows.iter().map(Rec::to_json).collect::<Vec<_>>() });
+                    if !title.is_empty() {
+                        t["title"] = Value::from(title.as_str());
+                    }
+                    tables.push(t);
                 }
             }
         }
         for g in &self.goals {
             println!("{}", g.line());
         }
-        let tables = self
-            .tables
-            .into_iter()
-            .map(|(mut t, rows)| {
-                t.rows = rows.iter().map(Rec::to_json).collect();
-                serde_json::to_value(t).unwrap_or(Value::Null)
-            })
-            .collect();
         let record = Record {
             suite: self.info.name,
             device,
@@ -644,13 +625,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn keys_and_formats() {
+    fn keys_formats_sizes_and_poison() {
         assert_eq!(json_key("vec4/DtoD %"), "vec4_dtod_pct");
         assert_eq!(json_key("DtoD (GB/s)"), "dtod_gb_s");
         assert_eq!(json_key("ms"), "ms");
         assert_eq!(Fmt::Pct(1).show(0.9714), "97.1%");
         assert_eq!(Fmt::Times(2).show(1.4812), "1.48x");
         assert_eq!(Fmt::Fixed(3).show(2.0), "2.000");
+        assert!(poisoned(&1.5f32).is_empty() && poisoned(&0u32).is_empty());
+        assert!(!poisoned(&f32::from_bits(0xA5A5_A5A5)).is_empty());
+        assert_eq!(pow2_sizes(3000, 9000), vec![4096, 8192]);
+        assert_eq!(pow2_sizes(1 << 63, u64::MAX), vec![1 << 63]);
+        assert!(pow2_sizes(5000, 6000).is_empty());
+        assert_eq!(parse_elems("2^20"), Ok(1 << 20));
+        assert_eq!(parse_elems(" 4096 "), Ok(4096));
+        assert!(parse_elems("2^63").is_err() && parse_elems("x").is_err());
     }
 
     #[test]
@@ -662,7 +651,7 @@ mod tests {
                 .flag("L2?", true)
                 .num("GB/s", 123.456, 1)
                 .pct("% of DtoD", 0.5)
-                .stats("stats", &s),
+                .json("stats", s),
             Rec::new().text("size", "1 GiB").flag("L2?", false).num("GB/s", None, 1).times("x", 2.0).int("n", 7),
         ];
         let text = render(&rows).render();
@@ -700,22 +689,5 @@ mod tests {
         assert_eq!(g.line(), "goal twins <= 1.05x: MET (max 1.040x at w = 7)");
         let g = Goal::worst("x", Vec::new(), 1.0, true, Fmt::Pct(1), "nothing large enough was measured");
         assert_eq!(g.line(), "goal x: NOT EVALUATED (nothing large enough was measured)");
-    }
-
-    #[test]
-    fn sizes_and_counts() {
-        assert_eq!(pow2_sizes(3000, 9000), vec![4096, 8192]);
-        assert_eq!(pow2_sizes(1 << 63, u64::MAX), vec![1 << 63]);
-        assert!(pow2_sizes(5000, 6000).is_empty());
-        assert_eq!(parse_elems("2^20"), Ok(1 << 20));
-        assert_eq!(parse_elems(" 4096 "), Ok(4096));
-        assert!(parse_elems("2^63").is_err() && parse_elems("x").is_err());
-    }
-
-    #[test]
-    fn poison_is_detected() {
-        assert!(poisoned(&1.5f32).is_empty());
-        assert!(!poisoned(&f32::from_bits(0xA5A5_A5A5)).is_empty());
-        assert!(poisoned(&0u32).is_empty());
     }
 }

@@ -1,27 +1,26 @@
-//! The `stream` suite: the streaming filter ([`crate::streaming`]) end to end over host data
-//! larger than its device budget, against the host link that bounds it (the floor).
+//! The `stream` suite: the streaming filter ([`crate::streaming`]) end to end over host data larger than its device
+//! budget, against the host link that bounds it (the floor).
 //!
-//! The link: page-locked host → device and device → host copies of a quarter of the budget, one
-//! direction at a time (median of 10) and both at once on two streams. The filter: an f32 signal
-//! (default 16 GiB) through a `w`-tap correlation (default 31, reflect) with a device budget
-//! (default 1 GiB), from page-locked memory on one GPU and on all of them, and from an ordinary
-//! `Vec` (pageable, staged through page-locked slots): wall time of the whole call, median of the
-//! repetitions, as input bytes per second against the link. Each run's output is checked at every
-//! chunk seam (± the halo), both ends and 20 000 random positions against an `f64` sum with its
-//! error bound; one more one-GPU page-locked run is drawn as a timeline (`stream-timeline.svg`).
-//! Goals: page-locked end to end ≥ [`GOAL_PINNED`] of host → device; all GPUs ≥ [`GOAL_GPUS`]× one.
-
-use std::time::Instant;
+//! The link: page-locked host → device and device → host copies of a quarter of the budget, one direction at a time
+//! (median of 10) and both at once on two streams. The filter: an f32 signal (default 16 GiB) through a `w`-tap
+//! correlation (default 31, reflect) with a device budget (default 1 GiB), from page-locked memory on one GPU and on
+//! all of them, and from an ordinary `Vec` (pageable, staged through page-locked slots): wall time of the whole call,
+//! median of the repetitions, as input bytes per second against the link. Each run's output is checked at every chunk
+//! seam (± the halo), both ends and 20 000 random positions against an `f64` sum with its error bound; one more one-GPU
+//! page-locked run is drawn as a timeline (`stream-timeline.svg`). Goals: page-locked end to end ≥ [`GOAL_PINNED`] of
+//! host → device; all GPUs ≥ [`GOAL_GPUS`]× one.
 
 use rayon::prelude::*;
+use serde_json::json;
 
-use super::harness::{self, Settings, Stats, gbps};
-use super::report::{TimelineRun, human_bytes, parse_size};
-use super::run::{Common, Goal, Rec, Run, Suite};
-use super::transfer::SpanRecord;
-use super::{BenchError, BenchResult, SuiteInfo};
+use super::harness::{self, Settings, gbps};
+use super::report::TimelineRun;
+use super::run::{Common, Goal, Rec, Run, Suite, Tab};
+use super::transfer::{SpanRecord, wall_ms, wall_stats};
+use super::{BenchResult, SuiteInfo};
 use crate::conv::{Boundary, ConvOp};
 use crate::streaming::{Backend, DEFAULT_SLOTS, Layout, Report, Spec, Streaming, ghost_index};
+use crate::text::{human_bytes, parse_size};
 use crate::transfer::HostAllocFlags;
 use crate::{Gpu, PinnedBuffer};
 
@@ -76,16 +75,13 @@ fn value(i: u64) -> f32 {
 fn check(run: &Run<'_>, input: &[f32], out: &[f32], taps: &[f64], r: &Report) -> BenchResult<usize> {
     let (n, w, left, cu) = (input.len(), taps.len(), taps.len() / 2, r.chunk_units.max(1));
     let mut at: Vec<usize> = (0..64.min(n)).chain(n.saturating_sub(64)..n).collect();
-    for b in (cu..n).step_by(cu) {
-        at.extend(b.saturating_sub(w)..(b + w).min(n));
-    }
+    at.extend((cu..n).step_by(cu).flat_map(|b| b.saturating_sub(w)..(b + w).min(n)));
     at.extend((0..20_000).map(|k| (value(k as u64 + 77).abs() as f64 * n as f64) as usize % n));
     let bad = at.par_iter().find_any(|&&i| {
-        let (mut sum, mut abs) = (0f64, 0f64);
-        for (j, t) in taps.iter().enumerate() {
-            let p = input[ghost_index(Boundary::Reflect, (i + j) as isize - left as isize, n).unwrap_or(0)] as f64 * t;
-            (sum, abs) = (sum + p, abs + p.abs());
-        }
+        let tap = |(j, t): (usize, &f64)| {
+            input[ghost_index(Boundary::Reflect, (i + j) as isize - left as isize, n).unwrap_or(0)] as f64 * t
+        };
+        let (sum, abs) = taps.iter().enumerate().map(tap).fold((0f64, 0f64), |(s, a), p| (s + p, a + p.abs()));
         (out[i] as f64 - sum).abs() > (w as f64 + 2.0) * f32::EPSILON as f64 * abs + 1e-30
     });
     match bad {
@@ -94,50 +90,49 @@ fn check(run: &Run<'_>, input: &[f32], out: &[f32], taps: &[f64], r: &Report) ->
     }
 }
 
-/// Runs `filter` the run's reps times: the last run's report and the wall times.
-fn timed(run: &Run<'_>, filter: &Streaming, input: &[f32], out: &mut [f32]) -> BenchResult<(Report, Stats)> {
-    let (mut ms, mut last) = (Vec::new(), None);
-    for _ in 0..run.settings.reps {
-        let t = Instant::now();
-        last = Some(filter.run(Layout::signal(input.len()), input, out)?);
-        ms.push(t.elapsed().as_secs_f64() * 1e3);
-    }
-    let stats = Stats::from_samples(&ms, 1).ok_or_else(|| run.bad_options("no repetition ran"))?;
-    Ok((last.expect("reps >= 1"), stats))
+/// `filter` end to end the run's reps times (wall clock), its last output checked, as a row of `t` (rates against the
+/// link's HtoD and duplex GB/s): the last report, the median ms and the outputs checked.
+fn case(
+    run: &mut Run<'_>,
+    (t, name, bytes): (Tab, String, u64),
+    filter: &Streaming,
+    (input, out, taps): (&[f32], &mut [f32], &[f64]),
+    [htod, _, both]: [f64; 3],
+) -> BenchResult<(Report, f64, usize)> {
+    let sig = Layout::signal(input.len());
+    let (s, mut reports) = wall_stats(&name, (0, run.settings.reps), || wall_ms(|| Ok(filter.run(sig, input, out)?)))?;
+    let r = reports.pop().expect("reps >= 1");
+    let checked = check(run, input, out, taps, &r)?;
+    let yes = |b: bool| if b { "yes" } else { "no" };
+    let staged: Vec<String> = r.staged.iter().map(|&(i, o)| format!("{}/{}", yes(i), yes(o))).collect();
+    let (g, chunks) = (gbps(bytes as f64, s.median_ms), format!("{} x {}", r.chunks, r.chunk_units));
+    let rec = Rec::new().text("run", name).text("size", human_bytes(bytes)).text("chunks", chunks);
+    let rec = rec.text("staged in/out", staged.join(",")).num("median ms", s.median_ms, 1).num("GB/s", g, 2);
+    let rec = rec.pct("of HtoD %", g / htod).pct("of duplex %", g / (both / 2.0)).json("bytes", bytes);
+    run.row(t, rec.json("per_worker", &r.per_worker).json("stats", s));
+    Ok((r, s.median_ms, checked))
 }
 
-/// The link with `block`-byte copies from page-locked memory, GB/s: host → device, device → host,
-/// both at once ((in + out) bytes per second).
+/// The link with `block`-byte page-locked copies, GB/s: host → device, device → host, both at once (in + out bytes).
 fn link(gpu: &Gpu, host: &PinnedBuffer<f32>, out: &mut PinnedBuffer<f32>, block: usize) -> BenchResult<[f64; 3]> {
-    let (n, settings) = (block / 4, Settings { warmup: 2, reps: 10, min_sample_ms: 0.0 });
+    let (n, settings, s) = (block / 4, Settings { warmup: 2, reps: 10, min_sample_ms: 0.0 }, gpu.stream());
     let (mut d_in, d_out) = (gpu.alloc_zeroed::<f32>(n)?, gpu.upload(&host[..n])?);
-    let h = harness::measure::<BenchError>(gpu, &settings, |_| {
-        // SAFETY: the host buffers outlive the measurement, which
-        // synchronizes the stream before returning.
-        unsafe { gpu.stream().htod_async(&host[..n], &mut d_in.as_view_mut())? };
-        Ok(())
+    // SAFETY: the host buffers outlive the measurement, which synchronizes the stream before returning.
+    let h = harness::measure(gpu, &settings, |_| unsafe { s.htod_async(&host[..n], &mut d_in.as_view_mut()) })?;
+    // SAFETY: as above.
+    let d = harness::measure(gpu, &settings, |_| unsafe { s.dtoh_async(&d_out.as_view(), &mut out[..n]) })?;
+    let (s1, s2) = (gpu.new_stream()?, gpu.new_stream()?);
+    let (both, _) = wall_stats("both directions", (settings.warmup, settings.reps), || {
+        wall_ms(|| {
+            // SAFETY: as above; both streams are synchronized before the buffers are touched again.
+            unsafe {
+                s1.htod_async(&host[..n], &mut d_in.as_view_mut())?;
+                s2.dtoh_async(&d_out.as_view(), &mut out[..n])?;
+            }
+            s1.synchronize()?;
+            Ok(s2.synchronize()?)
+        })
     })?;
-    let d = harness::measure::<BenchError>(gpu, &settings, |_| {
-        // SAFETY: as above.
-        unsafe { gpu.stream().dtoh_async(&d_out.as_view(), &mut out[..n])? };
-        Ok(())
-    })?;
-    let (s1, s2, mut both) = (gpu.new_stream()?, gpu.new_stream()?, Vec::new());
-    for rep in 0..12 {
-        let t = Instant::now();
-        // SAFETY: as above; both streams are synchronized before the
-        // buffers are touched again.
-        unsafe {
-            s1.htod_async(&host[..n], &mut d_in.as_view_mut())?;
-            s2.dtoh_async(&d_out.as_view(), &mut out[..n])?;
-        }
-        s1.synchronize()?;
-        s2.synchronize()?;
-        if rep >= 2 {
-            both.push(t.elapsed().as_secs_f64() * 1e3);
-        }
-    }
-    let both = Stats::from_samples(&both, 1).ok_or_else(|| BenchError::Options("no sample".into()))?;
     let b = block as f64;
     Ok([gbps(b, h.median_ms), gbps(b, d.median_ms), gbps(2.0 * b, both.median_ms)])
 }
@@ -158,12 +153,10 @@ impl Suite for Stream {
         let mut bytes = run.pick(self.size, 16 << 30, 1 << 30);
         // Default sizes shrink to fit the host's memory; given ones are kept.
         if let (None, None, Some(avail)) = (self.size, self.vec_size, host_available_bytes()) {
-            let (a, fit) = (human_bytes(avail), fit_host(bytes, avail));
+            let fit = fit_host(bytes, avail);
             if fit != bytes {
-                run.warn(&format!(
-                    "{a} of host memory available: signals of {} (pass --size to choose)",
-                    human_bytes(fit)
-                ));
+                let (a, f) = (human_bytes(avail), human_bytes(fit));
+                run.warn(&format!("{a} of host memory available: signals of {f} (pass --size to choose)"));
             }
             bytes = fit;
         }
@@ -184,48 +177,23 @@ impl Suite for Stream {
             (run.gpu.alloc_pinned_with::<f32>(n, portable)?, run.gpu.alloc_pinned_with::<f32>(n, portable)?);
         input.par_iter_mut().enumerate().for_each(|(i, v)| *v = value(i as u64));
         let block = (budget.min(bytes / 4 * 4) / 4) & !3;
-        let [htod, dtoh, both] = link(run.gpu, &input, &mut output, block as usize)?;
-        run.line(format!(
-            "link ({} blocks, page-locked): HtoD {htod:.2} GB/s, DtoH {dtoh:.2} GB/s, both at once {both:.2} GB/s \
-             (in + out)",
-            human_bytes(block)
-        ));
-        run.param(
-            "link",
-            serde_json::json!({ "block": block, "htod_gbps": htod, "dtoh_gbps": dtoh, "both_gbps": both }),
-        );
+        let rates @ [htod, dtoh, both] = link(run.gpu, &input, &mut output, block as usize)?;
+        let link = format!("HtoD {htod:.2} GB/s, DtoH {dtoh:.2} GB/s, both at once {both:.2} GB/s (in + out)");
+        run.line(format!("link ({} blocks, page-locked): {link}", human_bytes(block)));
+        run.param("link", json!({ "block": block, "htod_gbps": htod, "dtoh_gbps": dtoh, "both_gbps": both }));
         let t = run.table("runs", "");
-        let row = |name: String, bytes: u64, r: &Report, s: &Stats| {
-            let yes = |b: bool| if b { "yes" } else { "no" };
-            let staged: Vec<String> = r.staged.iter().map(|&(i, o)| format!("{}/{}", yes(i), yes(o))).collect();
-            let g = gbps(bytes as f64, s.median_ms);
-            Rec::new()
-                .text("run", name)
-                .text("size", human_bytes(bytes))
-                .text("chunks", format!("{} x {}", r.chunks, r.chunk_units))
-                .text("staged in/out", staged.join(","))
-                .num("median ms", s.median_ms, 1)
-                .num("GB/s", g, 2)
-                .pct("of HtoD %", g / htod)
-                .pct("of duplex %", g / (both / 2.0))
-                .json("bytes", bytes)
-                .json("per_worker", &r.per_worker)
-                .stats("stats", s)
-        };
         // Handles made once: a run opens no context and loads no module.
         let all: Vec<Gpu> =
             std::iter::once(Ok(run.gpu.clone())).chain((1..gpus).map(Gpu::with_device)).collect::<Result<_, _>>()?;
         let one = filter(vec![run.gpu.clone()]);
-        let (r1, s1) = timed(run, &one, &input, &mut output)?;
-        let mut checked = check(run, &input, &output, &taps, &r1)?;
-        run.row(t, row("pinned, 1 GPU".into(), bytes, &r1, &s1));
+        let io = (&input[..], &mut output[..], &taps[..]);
+        let (_, one_ms, mut checked) = case(run, (t, "pinned, 1 GPU".into(), bytes), &one, io, rates)?;
         let timeline = one.with_timeline(true).run(Layout::signal(n), &input, &mut output)?;
         let mut multi = None;
         if gpus > 1 {
-            let (r, s) = timed(run, &filter(all.clone()), &input, &mut output)?;
-            check(run, &input, &output, &taps, &r)?;
-            run.row(t, row(format!("pinned, {gpus} GPUs"), bytes, &r, &s));
-            multi = Some((r.per_worker.len(), s.median_ms)).filter(|m| m.0 > 1);
+            let (name, io) = (format!("pinned, {gpus} GPUs"), (&input[..], &mut output[..], &taps[..]));
+            let (r, ms, _) = case(run, (t, name, bytes), &filter(all.clone()), io, rates)?;
+            multi = Some((r.per_worker.len(), ms)).filter(|m| m.0 > 1);
         }
         drop((output, input));
         if vec_bytes >= 4 {
@@ -234,53 +202,36 @@ impl Suite for Stream {
             let v_in: Vec<f32> = (0..m).into_par_iter().map(|i| value(i as u64)).collect();
             let mut v_out = vec![0f32; m];
             v_out.par_chunks_mut(1 << 20).for_each(|c| c.fill(f32::NAN));
-            let (r, s) = timed(run, &filter(all), &v_in, &mut v_out)?;
-            checked += check(run, &v_in, &v_out, &taps, &r)?;
-            run.row(t, row(format!("Vec, {gpus} GPU(s)"), vec_bytes, &r, &s));
+            let (name, io) = (format!("Vec, {gpus} GPU(s)"), (&v_in[..], &mut v_out[..], &taps[..]));
+            checked += case(run, (t, name, vec_bytes), &filter(all), io, rates)?.2;
         }
         run.line(format!("checked {checked} outputs (every seam +- {width} samples, both ends, random positions)"));
         run.param("gpus", gpus);
         run.param("width", width);
         run.param("budget", budget);
         run.param("checked", checked);
-        let (hb, hbudget, each) = (human_bytes(bytes), human_bytes(budget), both / 2.0);
-        let g = gbps(bytes as f64, s1.median_ms);
-        let goal = format!(
-            "pinned end to end >= {:.0}% of pinned HtoD ({hb} f32, w = {width}, budget {hbudget})",
-            GOAL_PINNED * 100.0
-        );
-        let (of_htod, of_duplex) = (g / htod, g / each);
+        let (hb, hbudget, each, g) = (human_bytes(bytes), human_bytes(budget), both / 2.0, gbps(bytes as f64, one_ms));
+        let (pct, of_htod, of_duplex) = (GOAL_PINNED * 100.0, g / htod * 100.0, g / each * 100.0);
+        let goal = format!("pinned end to end >= {pct:.0}% of pinned HtoD ({hb} f32, w = {width}, budget {hbudget})");
         let detail = format!(
-            "{:.1}%: {g:.2} GB/s vs {htod:.2} GB/s; {:.1}% of the {each:.2} GB/s each direction gets with both at \
-             once",
-            of_htod * 100.0,
-            of_duplex * 100.0
+            "{of_htod:.1}%: {g:.2} GB/s vs {htod:.2} GB/s; {of_duplex:.1}% of the {each:.2} GB/s each direction gets \
+             with both at once"
         );
-        run.goal(Goal::new(goal, Some(of_htod >= GOAL_PINNED), detail));
-        run.goal(match multi {
-            Some((k, ms)) => {
-                let x = s1.median_ms / ms;
-                Goal::new(format!("{k} GPUs >= {GOAL_GPUS}x one GPU"), Some(x >= GOAL_GPUS), format!("{x:.2}x"))
-            }
-            None => Goal::new(format!("2 GPUs >= {GOAL_GPUS}x one GPU"), None, format!("{gpus} GPU visible")),
-        });
+        run.goal(Goal::new(goal, Some(g / htod >= GOAL_PINNED), detail));
+        let (k, x) = (multi.map_or(2, |m| m.0), multi.map(|(_, ms)| one_ms / ms));
+        let detail = x.map_or_else(|| format!("{gpus} GPU visible"), |x| format!("{x:.2}x"));
+        run.goal(Goal::new(format!("{k} GPUs >= {GOAL_GPUS}x one GPU"), x.map(|x| x >= GOAL_GPUS), detail));
         let spans: Vec<SpanRecord> = (timeline.spans.iter())
-            .map(|s| {
-                let (chunk, stream, stage) = (s.chunk, s.worker * DEFAULT_SLOTS + s.slot, s.stage.name());
-                SpanRecord { chunk, stream, stage, start_ms: s.start_ms, end_ms: s.end_ms }
-            })
+            .map(|s| (s.chunk, s.worker * DEFAULT_SLOTS + s.slot, s.stage.name(), s.start_ms, s.end_ms))
+            .map(|(chunk, stream, stage, start_ms, end_ms)| SpanRecord { chunk, stream, stage, start_ms, end_ms })
             .collect();
+        let (chunks, rate) = (timeline.chunks, gbps(bytes as f64, timeline.seconds * 1e3));
         let title = format!(
-            "streaming filter: {hb} f32 from page-locked memory, w = {width}, budget {hbudget}\n{} chunks on \
-             {DEFAULT_SLOTS} slots; {:.2} GB/s end to end, link HtoD {htod:.2} GB/s",
-            timeline.chunks,
-            gbps(bytes as f64, timeline.seconds * 1e3),
+            "streaming filter: {hb} f32 from page-locked memory, w = {width}, budget {hbudget}\n{chunks} chunks on \
+             {DEFAULT_SLOTS} slots; {rate:.2} GB/s end to end, link HtoD {htod:.2} GB/s"
         );
-        run.timeline(
-            "stream-timeline",
-            &title,
-            &[TimelineRun { name: "GPU 0".into(), rows: DEFAULT_SLOTS, spans: &spans }],
-        )
+        let runs = [TimelineRun { name: "GPU 0".into(), rows: DEFAULT_SLOTS, spans: &spans }];
+        run.timeline("stream-timeline", &title, &runs)
     }
 }
 
@@ -289,14 +240,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sizes_fit_the_host() {
+    fn sizes_fit_the_host_and_options_parse() {
         assert_eq!(fit_host(16 << 30, 128 << 30), 16 << 30);
         assert_eq!(fit_host(16 << 30, 30 << 30), 7 << 30);
         assert_eq!(fit_host(16 << 30, 1 << 30), 1 << 30);
-    }
-
-    #[test]
-    fn options_parse() {
         let s: Stream = super::super::run::parse(&["--size", "4GiB", "--vec-size", "0", "--quick"]).unwrap();
         assert_eq!((s.size, s.vec_size, s.budget, s.width, s.common.quick), (Some(4 << 30), Some(0), None, 31, true));
     }

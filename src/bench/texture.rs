@@ -12,13 +12,14 @@
 
 use rand::{Rng, SeedableRng};
 
-use super::harness::{Stats, gbps};
-use super::run::{POISON, Rec, Run, Suite};
+use super::harness::gbps;
+use super::run::{Rec, Run, Suite};
 use super::{BenchError, BenchResult, SuiteInfo, report::Series};
 use crate::conv::reference::{Checked, compare};
 use crate::conv::reference2d::{Image, conv2d_checked};
 use crate::conv::{Boundary, Conv2d, ConvOp, parse_boundary};
 use crate::texture::{AddressMode, FilterMode, TexConv2d, TexConvVariant, TextureDesc, conv::address_for, model};
+use crate::{DeviceViewMut, PtxModule};
 
 /// The convolution variants, in table order.
 const VARIANTS: [&str; 6] = ["tex", "tex_blocked", "tex_pitched", "tex_blocked_pitched", "tiled", "fast"];
@@ -100,19 +101,21 @@ impl Suite for Texture {
                     let (base, pitch) = name.strip_suffix("_pitched").map_or((name.as_str(), false), |b| (b, true));
                     let (tv, on) = (base.parse::<TexConvVariant>().ok(), if pitch { &on_pitched } else { &on_array });
                     let what = format!("{name} {k}x{k} {} on {side}^2", mode.name());
-                    let (kernel, stats) = case(run, &what, &mut out, &want, |o| match tv {
+                    let launch = |_: Option<&PtxModule>, o: &mut DeviceViewMut<'_, f32>| match tv {
                         Some(v) => Ok(tex.run(v, on, o, side)?.kernel),
                         None => Ok(shared
                             .run(base.parse().map_err(BenchError::Options)?, &lin, o, side, side, side)?
                             .kernel),
-                    })?;
+                    };
+                    let check = |_: &str, got: Vec<f32>| wrong(&what, &got, &want);
+                    let (kernel, stats, _) = run.verified(&mut out.as_view_mut(), None, launch, check)?;
                     let fetches = tv.map(|v| tex.plan(v, side, side)).transpose()?.map(|p| p.fetches_per_output);
                     let ms = stats.median_ms;
                     series[i].points.extend((mode == modes[0]).then_some(((k * k) as f64, 100.0 * floor / ms)));
                     let rec = Rec::new().text("mask", format!("{k}x{k}")).text("mode", mode.name());
                     let rec = rec.text("image", format!("{side}^2")).text("variant", name).text("kernel", kernel);
                     let rec = rec.num("fetch/out", fetches, 2).num("median ms", ms, 4).num("GB/s", gbps(bytes, ms), 0);
-                    done.push((rec.pct("% floor", floor / ms).stats("stats", &stats), ms));
+                    done.push((rec.pct("% floor", floor / ms).json("stats", stats), ms));
                 }
                 let [tiled, fast] = ["tiled", "fast"].map(|n| variants.iter().position(|v| v == n).map(|i| done[i].1));
                 for (r, ms) in done {
@@ -128,29 +131,24 @@ impl Suite for Texture {
             let (array, mut out) = (gpu.upload_array(&host, input, input)?, gpu.alloc_zeroed::<f32>(output * output)?);
             let want = model::resize(model::Texels { data: &host, width: input, height: input }, &desc, output, output);
             let (tex, what) = (array.texture(&desc)?, format!("resize {input}^2 -> {output}^2"));
-            let (_, stats) = case(run, &what, &mut out, &want, |o| Ok(tex.resize(o, output, output, output)?.kernel))?;
+            let launch = |_: Option<&PtxModule>, o: &mut DeviceViewMut<'_, f32>| {
+                Ok(tex.resize(o, output, output, output)?.kernel)
+            };
+            let (_, stats, _) =
+                run.verified(&mut out.as_view_mut(), None, launch, |_, got| wrong(&what, &got, &want))?;
             let (bytes, ms) = (((input * input + output * output) * 4) as f64, stats.median_ms);
             let rec = Rec::new().text("input", format!("{input}^2")).text("output", format!("{output}^2"));
             let rec = rec.text("filter", desc.filter.name()).num("median ms", ms, 4);
             let rec = rec.num("Gpixel/s", (output * output) as f64 / ms / 1e6, 1).num("GB/s", gbps(bytes, ms), 0);
-            run.row(t, rec.pct("% floor", dtod.floor_ms(bytes) / ms).stats("stats", &stats));
+            run.row(t, rec.pct("% floor", dtod.floor_ms(bytes) / ms).json("stats", stats));
         }
         Ok(())
     }
 }
 
-/// Poisons `out`, launches once, checks the result against `want`, then times the launch: (kernel, timing).
-fn case(
-    run: &Run<'_>,
-    what: &str,
-    out: &mut crate::DeviceBuffer<f32>,
-    want: &[Checked],
-    mut launch: impl FnMut(&mut crate::DeviceViewMut<'_, f32>) -> BenchResult<&'static str>,
-) -> BenchResult<(&'static str, Stats)> {
-    out.fill_bytes(POISON)?;
-    let kernel = launch(&mut out.as_view_mut())?;
-    compare(&out.to_vec()?, want).map_err(|(m, bad)| run.fail(format!("{what}: {bad} wrong outputs; first: {m}")))?;
-    Ok((kernel, run.measure(|_| launch(&mut out.as_view_mut()).map(drop))?))
+/// What is wrong with `got` against `want` (`None`: nothing), for [`Run::verified`].
+fn wrong(what: &str, got: &[f32], want: &[Checked]) -> Option<String> {
+    compare(got, want).err().map(|(m, bad)| format!("{what}: {bad} wrong outputs; first: {m}"))
 }
 
 #[cfg(test)]

@@ -7,14 +7,17 @@
 //! link), beside the run's DtoD copy (read + written). Every case re-runs into a poisoned destination, compared
 //! with its source or the CPU reference. Goal: pinned ≥ 95% of the driver copy from 64 MiB on.
 
+use std::time::Instant;
+
 use serde::Serialize;
 use serde_json::json;
 
 use super::copy::pattern_word;
 use super::harness::{self, Stats};
-use super::report::{Series, TimelineRun, human_bytes, parse_size};
+use super::report::{Series, TimelineRun};
 use super::run::{Fmt, Goal, POISON, Rec, Run, Suite, elems};
-use super::{BenchResult, SuiteInfo};
+use super::{BenchError, BenchResult, SuiteInfo};
+use crate::text::{human_bytes, parse_size};
 use crate::transfer::{StageSpan, chunk_range};
 use crate::{DeviceBuffer, Gpu, MappedBuffer, PinnedBuffer, PipelineRun, ScaleAdd, Stage, Stream};
 
@@ -80,6 +83,25 @@ impl From<&StageSpan> for SpanRecord {
     fn from(s: &StageSpan) -> Self {
         SpanRecord { chunk: s.chunk, stream: s.stream, stage: s.stage.name(), start_ms: s.start_ms, end_ms: s.end_ms }
     }
+}
+
+/// `f`'s host wall-clock time (ms) and result.
+pub fn wall_ms<T>(f: impl FnOnce() -> BenchResult<T>) -> BenchResult<(f64, T)> {
+    let t0 = Instant::now();
+    let out = f()?;
+    Ok((t0.elapsed().as_secs_f64() * 1e3, out))
+}
+
+/// `warmup` untimed calls of `f`, then `reps` timed ones: the stats of the times (ms) `f` returns, and its results.
+pub fn wall_stats<T>(
+    what: &str,
+    (warmup, reps): (usize, usize),
+    mut f: impl FnMut() -> BenchResult<(f64, T)>,
+) -> BenchResult<(Stats, Vec<T>)> {
+    let runs = (0..warmup + reps).map(|_| f()).collect::<BenchResult<Vec<_>>>()?;
+    let (ms, out): (Vec<f64>, Vec<T>) = runs.into_iter().skip(warmup).unzip();
+    let unusable = || BenchError::Options(format!("{what}: unusable times {ms:?}"));
+    Ok((Stats::from_samples(&ms, 1).ok_or_else(unusable)?, out))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -192,10 +214,8 @@ fn raw_driver_copy(dev: &mut DeviceBuffer<u32>, pinned: &mut PinnedBuffer<u32>, 
 fn sweep(run: &mut Run<'_>, list: &[u64]) -> BenchResult<()> {
     let (gpu, title) = (run.gpu, "(synchronous transfers; GB/s = bytes / median time)");
     let tabs = DIRECTIONS.map(|dir| run.table(dir.name(), format!("{} {title}", dir.name())));
-    let mut series: Vec<Series> = DIRECTIONS
-        .iter()
-        .flat_map(|d| PATHS.map(|(_, p)| Series { name: format!("{} {p}", d.name()), points: vec![] }))
-        .collect();
+    let names = DIRECTIONS.iter().flat_map(|d| PATHS.map(|(_, p)| format!("{} {p}", d.name())));
+    let mut series: Vec<Series> = names.map(|name| Series { name, points: vec![] }).collect();
     let (mut cases, mut best) = (Vec::new(), 0.0f64);
     for &size in list {
         let want: Vec<u32> = (0..elems(size / 4)?).map(pattern_word).collect();
@@ -207,7 +227,6 @@ fn sweep(run: &mut Run<'_>, list: &[u64]) -> BenchResult<()> {
                 let what = format!("{name} {} of {}", dir.name(), human_bytes(size));
                 run.tick(&what);
                 let stats = run.measure(|_| transfer(gpu, &mut h, &mut dev, path, htod))?;
-                // Verification: poison the destination, transfer once more, compare.
                 match htod {
                     true => dev.fill_bytes(POISON)?,
                     false => h.of(path).fill(POISON_WORD),
@@ -217,7 +236,7 @@ fn sweep(run: &mut Run<'_>, list: &[u64]) -> BenchResult<()> {
                 g[pi] = harness::gbps(size as f64, stats.median_ms);
                 series[di * 4 + pi].points.push((size as f64, g[pi]));
                 let col = if path == Path::Mapped { "mapped (GB/s)" } else { name };
-                rec = rec.num(col, g[pi], 2).stats(&format!("{name}_stats"), &stats);
+                rec = rec.num(col, g[pi], 2).json(&format!("{name}_stats"), stats);
                 run.inc();
             }
             let (ratio, big) = (Some(g[1] / g[2]).filter(|r| r.is_finite()).unwrap_or(0.0), size >= GOAL_MIN_BYTES);
@@ -279,7 +298,7 @@ fn batching(run: &mut Run<'_>, bytes: u64, counts: &[usize]) -> BenchResult<()> 
             let rec = Rec::new().text("direction", dir.name()).int("transfers", count);
             let rec = rec.text("bytes each", human_bytes(bytes / count as u64)).num("total ms", ms, 3);
             let rec = rec.num("GB/s", harness::gbps(bytes as f64, ms), 2).num("overhead/transfer (us)", overhead, 2);
-            run.row(t, rec.json("bytes_per_transfer", bytes / count as u64).stats("stats", &stats));
+            run.row(t, rec.json("bytes_per_transfer", bytes / count as u64).json("stats", stats));
             run.inc();
         }
     }
@@ -320,11 +339,7 @@ impl Transfer {
         let (reps, warm, mut timelines) = (s.reps.min(PIPELINE_REPS), s.warmup.min(1), Vec::new());
         for (name, used) in [("serial", &streams[..1]), ("overlapped", &streams[..])] {
             let mut pipe = || gpu.pipeline(used, &input, &mut output, &mut d_in, &mut d_out, chunks, op);
-            let runs = (0..warm + reps).map(|_| pipe()).collect::<Result<Vec<_>, _>>()?.split_off(warm);
-            let totals: Vec<f64> = runs.iter().map(|r| r.total_ms).collect();
-            let stats = Stats::from_samples(&totals, 1)
-                .ok_or_else(|| run.bad_options(format!("{name}: unusable pipeline times {totals:?}")))?;
-            // Verification: poisoned outputs, one more run, the CPU reference.
+            let (stats, runs) = wall_stats(name, (warm, reps), || Ok(pipe().map(|r| (r.total_ms, r))?))?;
             output.fill(POISON_WORD);
             d_out.fill_bytes(POISON)?;
             gpu.pipeline(used, &input, &mut output, &mut d_in, &mut d_out, chunks, op)?;
@@ -343,11 +358,12 @@ impl Transfer {
         let busiest = Stage::ALL.into_iter().map(|st| stage(st).sum()).fold(0.0, f64::max);
         let (speedup, bound) = (serial / over, if busiest > 0.0 { serial / busiest } else { f64::NAN });
         let copy = copy_ms.map_or_else(String::new, |c| format!(", pinned HtoD copy {c:.3} ms"));
+        let calibrated = if copy_ms.is_some() { " (calibrated)" } else { "" };
         run.line(format!(
-            "overlap: {size} in {chunks} chunks; kernel y = a*x + b (wrapping u32) x {k} steps{}; one chunk: kernel \
-             {kernel_ms:.3} ms{copy}\nserial {serial:.3} ms, overlapped {over:.3} ms (medians of {reps} runs): speedup \
-             {speedup:.2}x (bound from the serial run's busiest stage: {bound:.2}x); both outputs match the CPU reference",
-            if copy_ms.is_some() { " (calibrated)" } else { "" }
+            "overlap: {size} in {chunks} chunks; kernel y = a*x + b (wrapping u32) x {k} steps{calibrated}; one chunk: \
+             kernel {kernel_ms:.3} ms{copy}\nserial {serial:.3} ms, overlapped {over:.3} ms (medians of {reps} runs): \
+             speedup {speedup:.2}x (bound from the serial run's busiest stage: {bound:.2}x); both outputs match the \
+             CPU reference"
         ));
         run.param("overlap", json!({ "k": k, "chunk_copy_ms": copy_ms, "chunk_kernel_ms": kernel_ms }));
         let title = format!(
@@ -367,17 +383,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn powers_of_four_from_4k() {
-        assert_eq!(sizes(4 << 10, 1 << 30).len(), 10);
-        assert_eq!(sizes(4 << 10, 1 << 30)[..3], [4096, 16384, 65536]);
-        assert_eq!(*sizes(4 << 10, 1 << 30).last().unwrap(), 1 << 30);
-        assert_eq!(sizes(5000, 70000), vec![16384, 65536]);
-        assert!(sizes(5000, 6000).is_empty());
-        assert_eq!(*sizes(1, 64 << 20).last().unwrap(), 64 << 20);
-    }
-
-    #[test]
-    fn goal_names_the_worst_size_and_direction() {
+    fn sizes_goal_and_options() {
+        let all = sizes(4 << 10, 1 << 30);
+        assert_eq!((all.len(), &all[..3], all.last()), (10, &[4096, 16384, 65536][..], Some(&(1 << 30))));
+        assert_eq!((sizes(5000, 70000), sizes(5000, 6000)), (vec![16384, 65536], vec![]));
+        assert_eq!(sizes(1, 64 << 20).last(), Some(&(64 << 20)));
+        // The goal line names the worst size and direction.
         let cases =
             vec![(50.0 / 51.0, "64 MiB HtoD".to_string()), (0.96, "64 MiB DtoH".into()), (1.0, "1 GiB DtoH".into())];
         let goal = "goal library pinned path >= 95% of raw cuMemcpyHtoD_v2/cuMemcpyDtoH_v2 for sizes >= 64 MiB";
@@ -385,10 +396,6 @@ mod tests {
         let worse = cases.into_iter().chain([(0.9, "256 MiB HtoD".into())]).collect();
         assert_eq!(pinned_goal(worse).line(), format!("{goal}: NOT MET (min 90.0% at 256 MiB HtoD)"));
         assert_eq!(pinned_goal(vec![]).line(), format!("{goal}: NOT EVALUATED (no size >= 64 MiB was measured)"));
-    }
-
-    #[test]
-    fn options_parse() {
         let t: Transfer = parse(&["--only", "overlap", "--chunks", "32", "--batch-counts", "1,16", "--quick"]).unwrap();
         assert_eq!((t.only.as_deref(), t.chunks, t.streams, t.k), (Some("overlap"), Some(32), None, None));
         assert_eq!((t.batch_counts, t.common.quick), (Some(vec![1, 16]), true));

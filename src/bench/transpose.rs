@@ -1,18 +1,16 @@
-//! The `transpose` suite (lesson 004, "shared memory": banks): `f32`
-//! transpose, naive against a `32 × 32` shared tile (bank conflicts) and a
-//! padded `32 × 33` tile (none), next to the copy suite's tuned `vec4` kernel
-//! on the same [`copy::Pool`] and the DtoD floor ([`Run::dtod`]); bytes: the
-//! matrix read + written. Every launch is checked once more on a poisoned
-//! output against the rayon reference (copies against the input, which must
-//! stay unchanged). Goal: padded at `32 × 8` ≥ 85% of the vec4 copy at 16384².
+//! The `transpose` suite (lesson 004, "shared memory": banks): `f32` transpose, naive against a `32 × 32` shared tile
+//! (bank conflicts) and a padded `32 × 33` tile (none), next to the copy suite's tuned `vec4` kernel on the same
+//! [`copy::Pool`] and the DtoD floor ([`Run::dtod`]); bytes: the matrix read + written. Every launch is checked once
+//! more on a poisoned output against the rayon reference (copies against the input, which must stay unchanged). Goal:
+//! padded at `32 × 8` ≥ 85% of the vec4 copy at 16384².
 
-use super::copy::{self, Pool};
+use super::copy::{self, Pool, measure_checked};
 use super::harness::gbps;
 use super::report::Series;
-use super::run::{Common, Goal, POISON, Rec, Run, Suite};
+use super::run::{Common, Goal, Rec, Run, Suite};
 use super::{BenchResult, SuiteInfo};
 use crate::transpose::reference_transpose;
-use crate::{CopyPolicy, CopyVariant, DeviceBuffer, TransposePolicy as Policy, TransposeVariant as Variant};
+use crate::{CopyPolicy, CopyVariant, TransposePolicy as Policy, TransposeVariant as Variant};
 
 /// The goal: padded transpose GB/s at least this fraction of vec4 copy's.
 pub const GOAL_RATIO: f64 = 0.85;
@@ -27,8 +25,8 @@ pub type Case = ((usize, usize), Vec<Policy>, bool);
 /// `coalesce bench transpose`.
 #[derive(clap::Args, Clone, Debug)]
 pub struct Transpose {
-    /// Matrix shape ROWSxCOLS, repeatable, each measured at every block height
-    /// [default: 16384x16384, 8192x32768, 32768x8192, 16383x16385; 4096x4096, 1000x1007 with --quick].
+    /// Matrix shape ROWSxCOLS, repeatable, each measured at every block height [default: 16384x16384, 8192x32768,
+    /// 32768x8192, 16383x16385; 4096x4096, 1000x1007 with --quick].
     #[arg(long = "shape", value_parser = parse_shape)]
     pub shapes: Vec<(usize, usize)>,
     /// Block heights for the shapes, comma-separated (4, 8, 16, 32: blocks of 32 x H).
@@ -118,28 +116,24 @@ impl Suite for Transpose {
             let pool = Pool::plan(bytes, l2.into(), copy::POOL_CAP, free as u64);
             let Ok(pool) = pool.map_err(|why| run.line(format!("skipped {shape}: {why}"))) else { continue };
             let floor = if self.no_reference { None } else { Some(run.dtod(bytes)?) };
-            let data: Vec<f32> = (0..n).map(element).collect();
-            let (mut want, mut got, mut pairs) = (vec![0f32; n], vec![0f32; n], Vec::new());
+            let (data, mut want, mut got) = ((0..n).map(element).collect::<Vec<f32>>(), vec![0f32; n], vec![]);
             reference_transpose(&data, rows, cols, &mut want)?;
-            for _ in 0..pool.pairs {
-                pairs.push((gpu.upload(&data)?, gpu.alloc_zeroed::<f32>(n)?));
-            }
+            let (srcs, mut dsts) = pool.alloc(gpu, &data)?;
             let mut done: Vec<_> = floor.iter().map(|f| (DTOD, f.stats, None)).collect();
             let kernels = self.variants.iter().flat_map(|&v| heights.iter().map(move |&p| Some((v, p))));
             for kernel in floor.map(|_| None).into_iter().chain(kernels) {
                 let name = kernel.map_or(Ok(VEC4), |(v, p)| v.kernel(p.block_rows))?;
-                let launch = |(s, d): &mut (DeviceBuffer<f32>, DeviceBuffer<f32>)| match kernel {
-                    Some((v, p)) => gpu.transpose_with(&s.as_view(), &mut d.as_view_mut(), rows, cols, v, p).map(Some),
-                    None => gpu.copy_with(&s.as_view(), &mut d.as_view_mut(), CopyVariant::Vec4, tuned).map(|_| None),
-                };
-                let stats = run.measure(|i| Ok(launch(&mut pairs[i % pool.pairs as usize]).map(drop)?))?;
-                pairs[0].1.fill_bytes(POISON)?;
-                let cfg = launch(&mut pairs[0])?;
-                pairs[0].1.copy_to_host(&mut got)?;
-                run.check(&format!("{name} of {shape}"), &got, if cfg.is_some() { &want } else { &data })?;
+                let (what, want) = (format!("{name} of {shape}"), if kernel.is_some() { &want } else { &data });
+                let (stats, cfg) = measure_checked(run, &mut dsts, &what, want, &mut got, |i, d| {
+                    let (s, d) = (&srcs[i].as_view(), &mut d.as_view_mut());
+                    match kernel {
+                        Some((v, p)) => gpu.transpose_with(s, d, rows, cols, v, p).map(Some),
+                        None => gpu.copy_with(s, d, CopyVariant::Vec4, tuned).map(|_| None),
+                    }
+                })?;
                 done.push((name, stats, cfg));
             }
-            run.check(&format!("input of the {shape} transposes"), &pairs[0].0.to_vec()?, &data)?;
+            run.check(&format!("input of the {shape} transposes"), &srcs[0].to_vec()?, &data)?;
             let vec4 = done.iter().find(|d| d.0 == VEC4).map(|d| gbps(moved, d.1.median_ms));
             for (name, stats, cfg) in done {
                 let g = gbps(moved, stats.median_ms);
@@ -156,7 +150,7 @@ impl Suite for Transpose {
                     .pct("% of vec4", vec4.map(|v| g / v))
                     .pct("% of floor", floor.map(|f| g / f.gbps))
                     .json("sweep", sweep)
-                    .stats("stats", &stats);
+                    .json("stats", stats);
                 run.row(t, r);
             }
             resident.extend((rows == cols && pool.l2_resident).then_some(shape));

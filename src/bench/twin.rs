@@ -1,10 +1,7 @@
-//! CUDA C++ twins: the same algorithms as some Rust kernels, written in
-//! CUDA C++ (`cuda/*.cu`, embedded in the binary), compiled at run time
-//! with `nvcc -O3 -ptx` for the present GPU when `nvcc` exists, and loaded
-//! next to the crate's module. Suites time a Rust kernel and its twin on
-//! the same buffers and report the time ratio. Both reach the GPU as PTX
-//! JIT-compiled by the same driver, so the ratio compares the two
-//! front ends' code, not two assemblers.
+//! CUDA C++ twins: the same algorithms as some Rust kernels, written in CUDA C++ (`cuda/*.cu`, embedded in the binary),
+//! compiled at run time with `nvcc -O3 -ptx` for the present GPU when `nvcc` exists, and loaded next to the crate's
+//! module. Suites time a Rust kernel and its twin on the same buffers and report the time ratio. Both reach the GPU as
+//! PTX JIT-compiled by the same driver, so the ratio compares the two front ends' code, not two assemblers.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -58,9 +55,8 @@ pub fn find_nvcc() -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// Compiles `source` (named `name` in reports) for `gpu` and loads it.
-/// Never fails: a missing `nvcc` or a compile error becomes the twin's
-/// status, and the suite reports the Rust side alone.
+/// Compiles `source` (named `name` in reports) for `gpu` and loads it. Never fails: a missing `nvcc` or a compile error
+/// becomes the twin's status, and the suite reports the Rust side alone.
 pub fn build(gpu: &Gpu, name: &str, source: &str) -> Twin {
     let status = |state, detail: String| TwinStatus { source: name.into(), state, detail };
     let Some(nvcc) = find_nvcc() else {
