@@ -10,7 +10,7 @@ use rayon::prelude::*;
 
 use super::report::Series;
 use super::run::{Common, POISON, Rec, Run, Suite, Tab, elems, parse_elems};
-use super::{BenchResult, SuiteInfo, copy::measure_checked, harness::gbps, matrix::input_value};
+use super::{BenchResult, SuiteInfo, harness::gbps, matrix::input_value};
 use crate::text::{human_bytes, parse_size};
 use crate::{BlockShape, MatrixLayout::RowMajor, access::Pattern};
 
@@ -139,7 +139,7 @@ fn sweep(run: &mut Run<'_>, t: Tab, plan: &[(usize, usize)], sides: &[Kernel], d
             let (p, want) = (make(param), &mut want[..dst[0].len()]);
             want.par_iter_mut().for_each(|w| *w = f32::from_bits(u32::from_ne_bytes([POISON; 4])));
             crate::access::reference(p, host, want, n)?;
-            let (stats, _) = measure_checked(run, dst, &format!("{p} n={n}"), want, &mut got, |_, d| {
+            let (stats, _) = run.measure_checked(dst, &format!("{p} n={n}"), want, &mut got, |_, d| {
                 gpu.access_pattern(p, &src.as_view(), &mut d.as_view_mut(), n)
             })?;
             let (name, ms, g) = (&s.name, stats.median_ms, gbps(8.0 * n as f64, stats.median_ms));
@@ -162,7 +162,7 @@ fn two_d(run: &mut Run<'_>, widths: &[usize], rows: usize, block: BlockShape, dt
         crate::matrix::reference_add(&a, &b, &mut want)?;
         let (da, db, mut dc) = (gpu.upload(&a)?, gpu.upload(&b)?, [gpu.alloc_zeroed::<f32>(n)?]);
         let (linear, _) =
-            measure_checked(run, &mut dc, &format!("linear {width} x {rows}"), &want, &mut got, |_, c| {
+            run.measure_checked(&mut dc, &format!("linear {width} x {rows}"), &want, &mut got, |_, c| {
                 gpu.matrix_add(RowMajor, &da.as_view(), &db.as_view(), &mut c.as_view_mut(), rows, width, block)
             })?;
         let (pa, pb) = (gpu.upload_pitched(&a, width, rows)?, gpu.upload_pitched(&b, width, rows)?);

@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use super::harness::Stats;
 use super::run::{Common, Goal, POISON, Rec, Run, Suite};
-use super::transfer::{wall_ms, wall_stats};
+use super::run::{wall_ms, wall_stats};
 use super::{BenchResult, SuiteInfo};
 use crate::conv::reference::{Checked, compare, correlate1d_checked};
 use crate::conv::reference2d::{Image, correlate2d_checked};

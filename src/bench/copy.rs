@@ -18,7 +18,7 @@ use super::{BenchError, BenchResult, SuiteInfo};
 use crate::CopyVariant::{self, Scalar, Vec2, Vec4};
 use crate::text::{human_bytes, parse_size};
 use crate::{CopyPolicy, DeviceBuffer, DeviceCopy, Error, Gpu};
-use bytemuck::{Pod, Zeroable};
+use bytemuck::Zeroable;
 
 /// Sizes from which the goal applies (256 MiB).
 pub const GOAL_MIN_BYTES: u64 = 256 << 20;
@@ -98,27 +98,6 @@ impl Pool {
 
 /// Device buffers of one kind (a pool's sources or destinations).
 pub type Buffers<T> = Vec<DeviceBuffer<T>>;
-
-/// Times `op(i, &mut outs[i])` over `outs` in rotation, then poisons `outs[0]`, runs `op(0, ..)` once more, reads
-/// `outs[0]` back into `got` and checks it against `want` (`what` names the case): the statistics and that last call's
-/// result.
-pub fn measure_checked<T: DeviceCopy + Pod + PartialEq + std::fmt::Debug + Send + Sync, R>(
-    run: &Run<'_>,
-    outs: &mut [DeviceBuffer<T>],
-    what: &str,
-    want: &[T],
-    got: &mut Vec<T>,
-    mut op: impl FnMut(usize, &mut DeviceBuffer<T>) -> Result<R, Error>,
-) -> BenchResult<(Stats, R)> {
-    let n = outs.len();
-    let stats = run.measure(|i| Ok(op(i % n, &mut outs[i % n]).map(drop)?))?;
-    outs[0].fill_bytes(POISON)?;
-    let last = op(0, &mut outs[0])?;
-    got.resize(outs[0].len(), T::zeroed());
-    outs[0].copy_to_host(got)?;
-    run.check(what, got, want)?;
-    Ok((stats, last))
-}
 
 /// The non-zero source data: a cheap hash of the index that is never 0 and never the poison pattern.
 pub fn pattern_word(i: usize) -> u32 {
@@ -224,7 +203,7 @@ fn measure_size(run: &Run<'_>, size: u64, pool: Pool, policy: &CopyPolicy) -> Be
     for (name, v) in METHODS {
         run.tick(&format!("{human} {name}"));
         let what = format!("{name} copy of {human}");
-        let (stats, ()) = measure_checked(run, &mut dsts, &what, &data, &mut got, |i, dst| match v {
+        let (stats, ()) = run.measure_checked(&mut dsts, &what, &data, &mut got, |i, dst| match v {
             None => gpu.copy_with_driver(&srcs[i].as_view(), &mut dst.as_view_mut()),
             Some(v) => gpu.copy_with(&srcs[i].as_view(), &mut dst.as_view_mut(), v, policy).map(drop),
         })?;

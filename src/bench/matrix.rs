@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 
-use super::copy::{measure_checked, pattern_word};
+use super::copy::pattern_word;
 use super::harness::{self, DtodReference};
 use super::report::Series;
 use super::run::{Common, Fmt, Goal, POISON, Rec, Run, Suite};
@@ -183,7 +183,7 @@ fn measure_sweep(run: &mut Run<'_>, n: usize, shapes: &[BlockShape], variants: &
             let mut ms = None;
             if variants.contains(&v) {
                 let what = format!("{} {n} x {n} block {shape}", v.kernel());
-                let (stats, _) = measure_checked(run, &mut c, &what, &want, &mut got, |_, c| {
+                let (stats, _) = run.measure_checked(&mut c, &what, &want, &mut got, |_, c| {
                     gpu.sum_matrix_2d(&a.as_view(), &b.as_view(), &mut c.as_view_mut(), n, n, shape, v)
                 })?;
                 (ms, rec) = (Some(stats.median_ms), rec.json(&format!("{}_stats", v.name()), stats));

@@ -16,7 +16,7 @@ use super::harness::{self, DtodReference, Settings, Stats};
 use super::report::{self, Scale, Series, TimelineRun};
 use super::{BenchError, BenchResult, SuiteInfo};
 use crate::text::{Align, Table};
-use crate::{DeviceCopy, DeviceViewMut, Gpu, PtxModule};
+use crate::{DeviceBuffer, DeviceCopy, DeviceViewMut, Gpu, PtxModule};
 
 /// The byte every verified output is poisoned with before its launch.
 pub const POISON: u8 = 0xA5;
@@ -403,6 +403,27 @@ impl<'g> Run<'g> {
         Ok((kernel.into(), stats, twin.map(|m| time(Some(m)).map(|t| t.1)).transpose()?))
     }
 
+    /// Times `op(i, &mut outs[i])` over `outs` in rotation, then poisons `outs[0]`, runs `op(0, ..)` once more, reads
+    /// `outs[0]` back into `got` and checks it against `want` (`what` names the case): the statistics and that last
+    /// call's result.
+    pub fn measure_checked<T: DeviceCopy + bytemuck::Pod + PartialEq + std::fmt::Debug + Send + Sync, R>(
+        &self,
+        outs: &mut [DeviceBuffer<T>],
+        what: &str,
+        want: &[T],
+        got: &mut Vec<T>,
+        mut op: impl FnMut(usize, &mut DeviceBuffer<T>) -> Result<R, crate::Error>,
+    ) -> BenchResult<(Stats, R)> {
+        let n = outs.len();
+        let stats = self.measure(|i| Ok(op(i % n, &mut outs[i % n]).map(drop)?))?;
+        outs[0].fill_bytes(POISON)?;
+        let last = op(0, &mut outs[0])?;
+        got.resize(outs[0].len(), T::zeroed());
+        outs[0].copy_to_host(got)?;
+        self.check(what, got, want)?;
+        Ok((stats, last))
+    }
+
     /// The DtoD reference for copies of `bytes` (measured once per size).
     pub fn dtod(&mut self, bytes: u64) -> BenchResult<DtodReference> {
         if let Some(d) = self.dtod.iter().find(|d| d.bytes == bytes / 4 * 4) {
@@ -598,6 +619,25 @@ pub fn parse<S: Suite>(words: &[&str]) -> Result<S, clap::Error> {
     let cmd = S::augment_args(clap::Command::new(S::INFO.name));
     let m = cmd.try_get_matches_from(std::iter::once(S::INFO.name).chain(words.iter().copied()))?;
     S::from_arg_matches(&m)
+}
+
+/// `f`'s host wall-clock time (ms) and result.
+pub fn wall_ms<T>(f: impl FnOnce() -> BenchResult<T>) -> BenchResult<(f64, T)> {
+    let t0 = std::time::Instant::now();
+    let out = f()?;
+    Ok((t0.elapsed().as_secs_f64() * 1e3, out))
+}
+
+/// `warmup` untimed calls of `f`, then `reps` timed ones: the stats of the times (ms) `f` returns, and its results.
+pub fn wall_stats<T>(
+    what: &str,
+    (warmup, reps): (usize, usize),
+    mut f: impl FnMut() -> BenchResult<(f64, T)>,
+) -> BenchResult<(Stats, Vec<T>)> {
+    let runs = (0..warmup + reps).map(|_| f()).collect::<BenchResult<Vec<_>>>()?;
+    let (ms, out): (Vec<f64>, Vec<T>) = runs.into_iter().skip(warmup).unzip();
+    let unusable = || BenchError::Options(format!("{what}: unusable times {ms:?}"));
+    Ok((Stats::from_samples(&ms, 1).ok_or_else(unusable)?, out))
 }
 
 /// The powers of two in `min..=max`.

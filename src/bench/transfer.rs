@@ -7,16 +7,14 @@
 //! link), beside the run's DtoD copy (read + written). Every case re-runs into a poisoned destination, compared
 //! with its source or the CPU reference. Goal: pinned ≥ 95% of the driver copy from 64 MiB on.
 
-use std::time::Instant;
-
 use serde::Serialize;
 use serde_json::json;
 
 use super::copy::pattern_word;
-use super::harness::{self, Stats};
+use super::harness;
 use super::report::{Series, TimelineRun};
-use super::run::{Fmt, Goal, POISON, Rec, Run, Suite, elems};
-use super::{BenchError, BenchResult, SuiteInfo};
+use super::run::{Fmt, Goal, POISON, Rec, Run, Suite, elems, wall_stats};
+use super::{BenchResult, SuiteInfo};
 use crate::text::{human_bytes, parse_size};
 use crate::transfer::{StageSpan, chunk_range};
 use crate::{DeviceBuffer, Gpu, MappedBuffer, PinnedBuffer, PipelineRun, ScaleAdd, Stage, Stream};
@@ -83,25 +81,6 @@ impl From<&StageSpan> for SpanRecord {
     fn from(s: &StageSpan) -> Self {
         SpanRecord { chunk: s.chunk, stream: s.stream, stage: s.stage.name(), start_ms: s.start_ms, end_ms: s.end_ms }
     }
-}
-
-/// `f`'s host wall-clock time (ms) and result.
-pub fn wall_ms<T>(f: impl FnOnce() -> BenchResult<T>) -> BenchResult<(f64, T)> {
-    let t0 = Instant::now();
-    let out = f()?;
-    Ok((t0.elapsed().as_secs_f64() * 1e3, out))
-}
-
-/// `warmup` untimed calls of `f`, then `reps` timed ones: the stats of the times (ms) `f` returns, and its results.
-pub fn wall_stats<T>(
-    what: &str,
-    (warmup, reps): (usize, usize),
-    mut f: impl FnMut() -> BenchResult<(f64, T)>,
-) -> BenchResult<(Stats, Vec<T>)> {
-    let runs = (0..warmup + reps).map(|_| f()).collect::<BenchResult<Vec<_>>>()?;
-    let (ms, out): (Vec<f64>, Vec<T>) = runs.into_iter().skip(warmup).unzip();
-    let unusable = || BenchError::Options(format!("{what}: unusable times {ms:?}"));
-    Ok((Stats::from_samples(&ms, 1).ok_or_else(unusable)?, out))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -4,7 +4,7 @@
 //! more on a poisoned output against the rayon reference (copies against the input, which must stay unchanged). Goal:
 //! padded at `32 × 8` ≥ 85% of the vec4 copy at 16384².
 
-use super::copy::{self, Pool, measure_checked};
+use super::copy::{self, Pool};
 use super::harness::gbps;
 use super::report::Series;
 use super::run::{Common, Goal, Rec, Run, Suite};
@@ -124,7 +124,7 @@ impl Suite for Transpose {
             for kernel in floor.map(|_| None).into_iter().chain(kernels) {
                 let name = kernel.map_or(Ok(VEC4), |(v, p)| v.kernel(p.block_rows))?;
                 let (what, want) = (format!("{name} of {shape}"), if kernel.is_some() { &want } else { &data });
-                let (stats, cfg) = measure_checked(run, &mut dsts, &what, want, &mut got, |i, d| {
+                let (stats, cfg) = run.measure_checked(&mut dsts, &what, want, &mut got, |i, d| {
                     let (s, d) = (&srcs[i].as_view(), &mut d.as_view_mut());
                     match kernel {
                         Some((v, p)) => gpu.transpose_with(s, d, rows, cols, v, p).map(Some),
