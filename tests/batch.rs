@@ -15,7 +15,7 @@
 
 mod common;
 
-use coalesce::conv::batch::{Axis, Filter1d, ROWS_FIXED_MAX, Sample, Shape, left_for_origin};
+use coalesce::conv::batch::{Axis, BatchPlan, Filter1d, ROWS_FIXED_MAX, RT_MIN_TAPS, Sample, Shape, left_for_origin};
 use coalesce::conv::reference_batch::{filter1d, first_mismatch};
 use coalesce::conv::{Boundary, ConvElem, ConvOp};
 use coalesce::half::{bf16, f16};
@@ -49,6 +49,19 @@ struct Case {
 
 /// Runs `case` on the GPU and checks every output and every gap.
 fn run_case<S: Sample>(gpu: &Gpu, rng: &mut StdRng, seed: u64, case: Case) {
+    run_case_with::<S>(gpu, rng, seed, case, true, common::sample);
+}
+
+/// [`run_case`] with the tensor-core form allowed or not and inputs from
+/// `draw`; returns what ran.
+fn run_case_with<S: Sample>(
+    gpu: &Gpu,
+    rng: &mut StdRng,
+    seed: u64,
+    case: Case,
+    tensor: bool,
+    mut draw: impl FnMut(&mut StdRng) -> S,
+) -> BatchPlan {
     let Case { shape, axis, w, per_signal, op, mode, cval, origin, offset } = case;
     let what = format!("{} {case:?} (seed {seed})", S::NAME);
     let signals = match axis {
@@ -62,13 +75,14 @@ fn run_case<S: Sample>(gpu: &Gpu, rng: &mut StdRng, seed: u64, case: Case) {
         Filter1d::<S>::new(gpu, &masks, op, mode)
     }
     .unwrap_or_else(|e| panic!("{what}: {e}"))
+    .with_tensor_cores(tensor)
     .with_cval(cval)
     .with_origin(origin)
     .and_then(|f| f.with_axis(axis.scipy() as isize))
     .unwrap_or_else(|e| panic!("{what}: {e}"));
     let in_len = offset + (shape.rows - 1) * shape.in_pitch + shape.cols;
     let out_len = offset + (shape.rows - 1) * shape.out_pitch + shape.cols;
-    let input: Vec<S> = (0..in_len).map(|_| common::sample(rng)).collect();
+    let input: Vec<S> = (0..in_len).map(|_| draw(rng)).collect();
     let d_in = gpu.upload(&input).unwrap();
     let mut d_out = gpu.alloc_zeroed::<S>(out_len + 5).unwrap();
     d_out.fill_bytes(common::POISON).unwrap();
@@ -112,6 +126,7 @@ fn run_case<S: Sample>(gpu: &Gpu, rng: &mut StdRng, seed: u64, case: Case) {
             );
         }
     }
+    plan
 }
 
 /// A spread of cases for type `S`: both axes, every mode, widths around
@@ -242,6 +257,115 @@ fn large_batches_and_long_rows() {
             if gpu.info().cc_major >= 8 {
                 run_case::<bf16>(&gpu, &mut rng, seed, case);
             }
+        }
+    }
+}
+
+/// bf16 rows on the tensor cores (`conv1d_rows{c}_tc_bf16`): every width
+/// the form takes, both operations, every mode with `cval`, origins at
+/// both ends, one mask or one per row, rows of several tiles with ragged
+/// ends, dense and pitched. Each case must take the tensor form (the plan
+/// says so) and match the reference at the FMA kernels' bound.
+#[test]
+fn bf16_tensor_cores_every_width_mode_and_origin() {
+    let gpu = gpu_or_skip!();
+    if gpu.info().cc_major < 8 {
+        eprintln!("SKIPPED bf16_tensor_cores_every_width_mode_and_origin: bf16 needs sm_80");
+        return;
+    }
+    let (mut rng, seed) = common::rng();
+    let shapes = [
+        Shape::new(2, 3 * 4096 + 8),
+        Shape::new(3, 4 * 4096 + 40),
+        Shape::new(3, 9000).with_pitches(9016, 9008),
+        Shape::new(1, 2 * 4096 + 4000),
+    ];
+    for w in RT_MIN_TAPS..=ROWS_FIXED_MAX {
+        for (si, &shape) in shapes.iter().enumerate() {
+            let k = w + si;
+            let origin = match k % 3 {
+                0 => 0,
+                1 => -((w / 2) as isize),
+                _ => ((w - 1) / 2) as isize,
+            };
+            let case = Case {
+                shape,
+                axis: Axis::Rows,
+                w,
+                per_signal: k % 2 == 0,
+                op: ConvOp::ALL[(k / 2) % 2],
+                mode: Boundary::ALL[k % 5],
+                cval: if k % 4 < 2 { 2.5 } else { -1.0 / 3.0 },
+                origin,
+                offset: 0,
+            };
+            let plan = run_case_with::<bf16>(&gpu, &mut rng, seed, case, true, common::sample);
+            assert!(plan.tensor, "w = {w}: {case:?} did not take the tensor form ({})", plan.kernel);
+            assert!(plan.kernel.ends_with("_tc_bf16"), "{}", plan.kernel);
+        }
+    }
+    // Off by request, misaligned (an offset, rows of a length that is not a
+    // multiple of 8), too narrow or too wide: the FMA kernels.
+    let base = Case {
+        shape: Shape::new(2, 3 * 4096 + 8),
+        axis: Axis::Rows,
+        w: 31,
+        per_signal: true,
+        op: ConvOp::Correlate,
+        mode: Boundary::Reflect,
+        cval: 0.0,
+        origin: 0,
+        offset: 0,
+    };
+    for (case, tensor) in [
+        (base, false),
+        (Case { offset: 1, ..base }, true),
+        (Case { shape: Shape::new(2, 3 * 4096 + 1), ..base }, true),
+        (Case { w: RT_MIN_TAPS - 1, ..base }, true),
+        (Case { w: ROWS_FIXED_MAX + 1, ..base }, true),
+    ] {
+        let plan = run_case_with::<bf16>(&gpu, &mut rng, seed, case, tensor, common::sample);
+        assert!(!plan.tensor, "{case:?} took the tensor form");
+    }
+}
+
+/// The tensor form on hard inputs: magnitudes from 2^-40 to 2^40 with both
+/// signs (sums that cancel), and infinities and NaNs inside tiles (those
+/// tiles run again on FMAs, so they come out as the plain sum gives them).
+#[test]
+fn bf16_tensor_cores_wide_range_and_non_finite_inputs() {
+    let gpu = gpu_or_skip!();
+    if gpu.info().cc_major < 8 {
+        eprintln!("SKIPPED bf16_tensor_cores_wide_range_and_non_finite_inputs: bf16 needs sm_80");
+        return;
+    }
+    let (mut rng, seed) = common::rng();
+    let wide = |r: &mut StdRng| {
+        let m: f64 = r.random_range(1.0..2.0) * if r.random_bool(0.5) { 1.0 } else { -1.0 };
+        bf16::from_f64(m * 2f64.powi(r.random_range(-40..=40)))
+    };
+    let non_finite = |r: &mut StdRng| match r.random_range(0..20_000u32) {
+        0 => bf16::INFINITY,
+        1 => bf16::NEG_INFINITY,
+        2 => bf16::NAN,
+        _ => common::sample::<bf16>(r),
+    };
+    for (w, origin) in [(7, 0), (31, 0), (6, -3), (24, 11), (17, 8)] {
+        for op in ConvOp::ALL {
+            let case = Case {
+                shape: Shape::new(3, 5 * 4096 + 128),
+                axis: Axis::Rows,
+                w,
+                per_signal: true,
+                op,
+                mode: Boundary::Mirror,
+                cval: 0.0,
+                origin,
+                offset: 0,
+            };
+            let plan = run_case_with::<bf16>(&gpu, &mut rng, seed, case, true, wide);
+            assert!(plan.tensor, "{case:?}: {}", plan.kernel);
+            run_case_with::<bf16>(&gpu, &mut rng, seed, case, true, non_finite);
         }
     }
 }

@@ -487,7 +487,8 @@ fn goals_1d_2d(d1: &[Rec], d2: &[Rec]) -> Vec<Goal> {
 type Filtered = BenchResult<Vec<(String, Stats, f64)>>;
 
 /// One workload in type `S` (random integers over the type's range, or floats in ±4), each filter verified, then
-/// timed. Batched (`[rows, len, w]`, a random mask per row): the first, last and three random rows checked. Channels
+/// timed. Batched (`[rows, len, w]`, a random mask per row): the first, last and three random rows checked, as
+/// `Filter1d` runs it, then (when that was the tensor-core form) on the FMA kernel too. Channels
 /// (`[side, channels, mask]`, a box): as `Filter2d::new` runs it (separable when the box factors, which it does for
 /// every type but `f64`), then on the general kernel too, every output checked.
 fn measure<S: Sample>(run: &Run<'_>, batch: bool, wl: [usize; 3], mode: Boundary, rng: &mut StdRng) -> Filtered {
@@ -506,7 +507,6 @@ fn measure<S: Sample>(run: &Run<'_>, batch: bool, wl: [usize; 3], mode: Boundary
     let values: Vec<f64> = host.iter().map(|v| v.to_f64()).collect();
     if batch {
         let (filter, shape) = (Filter1d::<S>::depthwise(run.gpu, &masks, c, op, mode)?, Shape::new(a, b));
-        filter.plan(shape)?;
         let taps: Vec<f64> = filter.taps().iter().map(|t| t.to_f64()).collect();
         let picks: Vec<usize> = (0..3).map(|_| rng.random_range(0..a)).collect();
         let want = |r: usize| -> BenchResult<_> {
@@ -520,9 +520,14 @@ fn measure<S: Sample>(run: &Run<'_>, batch: bool, wl: [usize; 3], mode: Boundary
                 Some(format!("batch {name} {label}: row {r}, sample {i}: got {g}, want {} ± {}", w.value, w.bound))
             })
         };
-        let launch = |_: Option<&PtxModule>, o: &mut DeviceViewMut<'_, S>| Ok(filter.run(&src, o, shape)?.kernel);
-        let (kernel, stats, _) = run.verified(&mut output.as_view_mut(), None, launch, check)?;
-        return Ok(vec![(kernel, stats, bytes)]);
+        // The tensor-core form, when it runs, and the FMA kernel beside it.
+        let fma = filter.plan(shape)?.tensor.then(|| filter.clone().with_tensor_cores(false));
+        let filters = std::iter::once(&filter).chain(&fma).map(|f| {
+            let launch = |_: Option<&PtxModule>, o: &mut DeviceViewMut<'_, S>| Ok(f.run(&src, o, shape)?.kernel);
+            run.verified(&mut output.as_view_mut(), None, launch, check)
+                .map(|(kernel, stats, _)| (kernel, stats, bytes))
+        });
+        return filters.collect();
     }
     let (filter, img) = (Filter2d::<S>::new(run.gpu, &masks, c, c, op, mode)?, channels::Image::new(a, a, b)?);
     let taps: Vec<f64> = filter.taps().iter().map(|t| t.to_f64()).collect();

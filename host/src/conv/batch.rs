@@ -55,9 +55,11 @@ use bytemuck::Pod;
 use cust::memory::DeviceCopy;
 
 pub use coalesce_kernels::conv::batch::{
-    COLS_OUTPUTS, COLS_ROWS, COLS_X, COLS_Y, FLAG_VECTOR, ROWS_FIXED_MAX, ROWS_GROUPS, ROWS_OUTPUTS, cols_shared_elems,
-    rows_fixed_chunks, rows_shared_bytes, rows_shared_elems, rows_span, rows_stage_bytes, rows_stages,
+    COLS_OUTPUTS, COLS_ROWS, COLS_X, COLS_Y, FLAG_TENSOR, FLAG_VECTOR, ROWS_FIXED_MAX, ROWS_GROUPS, ROWS_OUTPUTS,
+    cols_shared_elems, rows_fixed_chunks, rows_shared_bytes, rows_shared_elems, rows_span, rows_stage_bytes,
+    rows_stages, rows_tc_shared_bytes,
 };
+pub use coalesce_kernels::conv::batch_tensor::{RT_MIN_TAPS, rt_max_steps, rt_steps, rt_taps_ok};
 
 use super::{Boundary, ConvElem, ConvOp};
 use crate::error::{Error, Result};
@@ -303,6 +305,9 @@ pub struct BatchPlan {
     pub shared_bytes: u32,
     /// Whether loads and stores go 16 bytes (4 elements) at a time.
     pub vector: bool,
+    /// Whether the tiles away from a row's ends run on tensor cores
+    /// (`conv1d_rows{c}_tc_bf16`, see [`Filter1d::with_tensor_cores`]).
+    pub tensor: bool,
 }
 
 impl BatchPlan {
@@ -325,6 +330,18 @@ macro_rules! kernel_names {
     };
 }
 kernel_names!("f32", "f64", "f16", "bf16", "u8", "u16");
+
+/// The rows kernels' tensor form for bf16, by chunk count `1..=8`.
+const TC_KERNELS: [&str; 8] = [
+    "conv1d_rows1_tc_bf16",
+    "conv1d_rows2_tc_bf16",
+    "conv1d_rows3_tc_bf16",
+    "conv1d_rows4_tc_bf16",
+    "conv1d_rows5_tc_bf16",
+    "conv1d_rows6_tc_bf16",
+    "conv1d_rows7_tc_bf16",
+    "conv1d_rows8_tc_bf16",
+];
 
 /// The kernel for storage type `ty`: the columns kernel, or the rows
 /// kernel with `chunks` unrolled chunks (0: any width).
@@ -352,6 +369,10 @@ pub struct Filter1d<S: Sample> {
     origin: isize,
     left: usize,
     axis: Axis,
+    tensor: bool,
+    /// Whether the tensor-core form can take the taps (all finite, with
+    /// finite bf16 heads): checked once here, not per launch.
+    tensor_taps: bool,
     dev: Arc<DeviceBuffer<S::Acc>>,
 }
 
@@ -410,6 +431,7 @@ impl<S: Sample> Filter1d<S> {
             taps.extend(t.into_iter().map(|v| S::Acc::from_f64(v.to_f64())));
         }
         let dev = gpu.upload(&taps)?;
+        let tensor_taps = rt_taps_ok(&taps.iter().map(|m| m.to_f64() as f32).collect::<Vec<_>>());
         let left = left_for_origin(w, 0, op)?;
         Ok(Filter1d {
             gpu: gpu.clone(),
@@ -422,6 +444,8 @@ impl<S: Sample> Filter1d<S> {
             origin: 0,
             left,
             axis: Axis::Rows,
+            tensor: true,
+            tensor_taps,
             dev: Arc::new(dev),
         })
     }
@@ -446,6 +470,24 @@ impl<S: Sample> Filter1d<S> {
     pub fn with_axis(mut self, axis: isize) -> Result<Self> {
         self.axis = Axis::from_scipy(axis)?;
         Ok(self)
+    }
+
+    /// This filter with the tensor-core form allowed (`true`, the default)
+    /// or not. It serves bf16 rows (`axis = -1`) on sm_80 and newer, masks
+    /// of [`RT_MIN_TAPS`] to [`ROWS_FIXED_MAX`] finite taps, 16-byte
+    /// aligned arrays: the tiles away from a row's ends multiply on the
+    /// tensor cores (taps split in three bf16 parts, `f32` accumulation),
+    /// within the same error bound as the FMA kernels; the rest runs as
+    /// before. `false` keeps every tile on the FMA kernels.
+    pub fn with_tensor_cores(mut self, allow: bool) -> Self {
+        self.tensor = allow;
+        self
+    }
+
+    /// Whether the tensor-core form may run (see
+    /// [`Filter1d::with_tensor_cores`]).
+    pub fn tensor_cores(&self) -> bool {
+        self.tensor
     }
 
     /// This filter queued on `stream` (same masks, shared).
@@ -546,14 +588,27 @@ impl<S: Sample> Filter1d<S> {
         }
         let acc = std::mem::size_of::<S::Acc>();
         let limit = info.limits.max_shared_per_block_optin as usize;
+        let mut tensor = false;
         let (kernel, block, bytes, tiles) = match self.axis {
             Axis::Rows => {
                 let t = ROWS_THREADS.min(info.limits.max_threads_per_block);
                 let chunks = rows_fixed_chunks(self.w).unwrap_or(0);
-                let kernel = kernel_name(S::NAME, Axis::Rows, chunks).expect("every type has rows kernels");
-                let bytes = rows_shared_bytes(t as usize, self.w, std::mem::size_of::<S>(), acc);
                 let tiles = signals.saturating_mul(len.div_ceil(ROWS_OUTPUTS * ROWS_GROUPS * t as usize));
-                (kernel, (t, 1), bytes, tiles)
+                tensor = self.tensor
+                    && S::NAME == "bf16"
+                    && sm >= 80
+                    && vector
+                    && t == ROWS_THREADS
+                    && self.w >= RT_MIN_TAPS
+                    && chunks > 0
+                    && rt_steps(self.w, chunks, self.left) <= rt_max_steps(chunks)
+                    && self.tensor_taps;
+                if tensor {
+                    (TC_KERNELS[chunks - 1], (t, 1), rows_tc_shared_bytes(t as usize, self.w), tiles)
+                } else {
+                    let kernel = kernel_name(S::NAME, Axis::Rows, chunks).expect("every type has rows kernels");
+                    (kernel, (t, 1), rows_shared_bytes(t as usize, self.w, std::mem::size_of::<S>(), acc), tiles)
+                }
             }
             Axis::Columns => {
                 let kernel = kernel_name(S::NAME, Axis::Columns, 0).expect("every type has a columns kernel");
@@ -573,7 +628,7 @@ impl<S: Sample> Filter1d<S> {
         let per_sm = self.gpu.max_active_blocks_per_sm(kernel, block.0 * block.1, bytes)?;
         let resident = info.sm_count.max(1).saturating_mul(per_sm.max(1)) as usize;
         let grid = tiles.clamp(1, resident.min(info.limits.max_grid_dim[0] as usize)) as u32;
-        Ok(BatchPlan { kernel, axis: self.axis, signals, len, grid, block, shared_bytes: bytes as u32, vector })
+        Ok(BatchPlan { kernel, axis: self.axis, signals, len, grid, block, shared_bytes: bytes as u32, vector, tensor })
     }
 
     /// Filters `input` into `output`, both laid out as `shape`,
@@ -624,7 +679,7 @@ impl<S: Sample> Filter1d<S> {
         let stride = if self.masks > 1 { self.w } else { 0 };
         let (w, left, mode) = (self.w as u32, self.left as u32, self.mode.raw());
         let cval = S::Acc::from_f64(self.cval);
-        let flags = if vector { FLAG_VECTOR } else { 0 };
+        let flags = if vector { FLAG_VECTOR } else { 0 } | if plan.tensor { FLAG_TENSOR } else { 0 };
         let args: [&dyn KernelArg; 13] =
             [&src, &dst, &signals, &n, &in_pitch, &out_pitch, &masks, &stride, &w, &left, &mode, &cval, &flags];
         // SAFETY: the views live on this GPU and hold `shape` (checked

@@ -95,6 +95,11 @@ pub const fn chan_shared_elems(channels: usize, mw: usize, mh: usize) -> usize {
 /// `flags` bit: vector loads and stores are allowed (see the module docs).
 pub const FLAG_VECTOR: u32 = 1;
 
+/// `flags` bit of `conv1d_rows{c}_tc_bf16`: take the tensor cores
+/// ([`super::batch_tensor`]) for the tiles they can (set with
+/// [`FLAG_VECTOR`] only).
+pub const FLAG_TENSOR: u32 = 2;
+
 /// The unrolled rows kernel's chunk count for a `w`-tap mask, if it has one.
 pub const fn rows_fixed_chunks(w: usize) -> Option<usize> {
     if w >= 1 && w <= ROWS_FIXED_MAX { Some(w.div_ceil(ROWS_OUTPUTS)) } else { None }
@@ -127,13 +132,23 @@ pub const fn rows_stages(size: usize) -> usize {
 /// rounded out to whole 16-byte chunks (at most one more chunk than they
 /// fill).
 pub const fn rows_stage_bytes(threads: usize, w: usize, size: usize) -> usize {
-    16 * ((rows_span(threads, w) * size).div_ceil(16) + 1)
+    16 * ((rows_span(threads, w) * size).div_ceil(16) + 1 + super::batch_tensor::RT_PAD_CHUNKS)
 }
 
 /// Dynamic shared memory of a rows kernel, bytes: the tile and taps
 /// ([`rows_shared_elems`] of `acc` bytes each), then the staging ring.
 pub const fn rows_shared_bytes(threads: usize, w: usize, size: usize, acc: usize) -> usize {
     rows_shared_elems(threads, w) * acc + rows_stages(size) * rows_stage_bytes(threads, w, size)
+}
+
+/// Dynamic shared memory of a rows kernel's tensor form
+/// (`conv1d_rows{c}_tc_bf16`), bytes: the `f32` tile and taps, a ring of
+/// [`RT_STAGES`](super::batch_tensor::RT_STAGES) staging buffers, then the
+/// `B` fragment table.
+pub const fn rows_tc_shared_bytes(threads: usize, w: usize) -> usize {
+    rows_shared_elems(threads, w) * 4
+        + super::batch_tensor::RT_STAGES * rows_stage_bytes(threads, w, 2)
+        + super::batch_tensor::RT_TABLE_BYTES
 }
 
 /// Shared-memory elements (of the accumulation type) of a columns kernel
@@ -161,10 +176,14 @@ pub(in crate::conv) mod kernels {
         CHAN_OUTPUTS, CHAN_ROWS, CHAN_X, CHAN_Y, COLS_OUTPUTS, COLS_ROWS, COLS_X, COLS_Y, F16, FLAG_VECTOR,
         ROWS_OUTPUTS,
     };
+    #[cfg(target_feature = "sm_80")]
+    use crate::conv::batch_tensor::kernels as tc;
     use crate::conv::boundary::map_index;
     use crate::conv::elem::{ConvElem, unroll};
     use crate::dev::index::{block_dim_x, block_idx_x, grid_dim_x, thread_idx_x, thread_idx_y};
     use crate::dev::pipeline;
+    #[cfg(target_feature = "sm_80")]
+    use crate::dev::shared::SharedElem;
     use crate::dev::shared::{Shared, dynamic};
     use crate::dev::sync::sync_threads;
     use core::arch::asm;
@@ -508,7 +527,7 @@ pub(in crate::conv) mod kernels {
     /// The arguments as the module docs give; dynamic shared memory of
     /// [`super::rows_shared_bytes`] bytes.
     #[inline(always)]
-    pub(super) unsafe fn rows<S: Storage, const CH: usize>(a: Args<S>) {
+    pub(super) unsafe fn rows<S: Storage, const CH: usize, const TC: usize>(a: Args<S>) {
         const R: usize = ROWS_OUTPUTS;
         const { assert!(CH <= 8) };
         let w = a.w;
@@ -523,7 +542,7 @@ pub(in crate::conv) mod kernels {
         let tile = R * GROUPS * threads;
         let span = super::rows_span(threads, w);
         let size = core::mem::size_of::<S>();
-        let stages = super::rows_stages(size);
+        let stages = if TC > 0 { super::super::batch_tensor::RT_STAGES } else { super::rows_stages(size) };
         // SAFETY: the host sizes the dynamic window (rows_shared_bytes);
         // it is 16-byte aligned.
         let s: Shared<S::Acc> = unsafe { dynamic() };
@@ -584,6 +603,28 @@ pub(in crate::conv) mod kernels {
             pipeline::commit_group();
         };
         let first = Cursor { b: first, row: first / per_row, tile: first % per_row };
+        // The tensor form (`TC` > 0: bf16 on sm_80 and newer): whole tiles
+        // straight from their staging slot, `TC` steps at most (see
+        // `batch_tensor`). The slots start zeroed, so that the reads past a
+        // tile's inputs (multiplied by the band's zeros) meet finite values.
+        #[cfg(target_feature = "sm_80")]
+        let tensor = TC > 0 && a.flags & super::FLAG_TENSOR != 0;
+        #[cfg(target_feature = "sm_80")]
+        let (e, ldm) = (super::super::batch_tensor::rt_lead(CH, a.left), super::super::batch_tensor::rt_ldmatrix(CH));
+        #[cfg(target_feature = "sm_80")]
+        let table = staging + stages as u32 * stage_bytes;
+        #[cfg(target_feature = "sm_80")]
+        if tensor {
+            let mut k = t as u32;
+            while k < stages as u32 * stage_bytes / 4 {
+                // SAFETY: inside the staging ring (rows_shared_bytes).
+                unsafe { u32::st_shared(staging + 4 * k, 0) };
+                k += threads as u32;
+            }
+            // SAFETY: block-uniform (the flag is the launch's); the zeros
+            // are stored before any copy lands.
+            unsafe { sync_threads() };
+        }
         // `ahead`: the tile stages − 1 steps ahead of `cur`.
         let mut ahead = first;
         for k in 0..stages - 1 {
@@ -601,7 +642,8 @@ pub(in crate::conv) mod kernels {
             match stages {
                 2 => pipeline::wait_group::<1>(),
                 3 => pipeline::wait_group::<2>(),
-                _ => pipeline::wait_group::<3>(),
+                4 => pipeline::wait_group::<3>(),
+                _ => pipeline::wait_group::<{ super::super::batch_tensor::RT_STAGES as u32 - 1 }>(),
             }
             // SAFETY: reached by every thread (the loop and every branch
             // below are block-uniform); after it, every thread's copies of
@@ -621,6 +663,17 @@ pub(in crate::conv) mod kernels {
                     unsafe { s.write(span + k, if k < w { *mp.add(k) } else { S::Acc::ZERO }) };
                     k += threads;
                 }
+                #[cfg(target_feature = "sm_80")]
+                if tensor {
+                    if t < 32 {
+                        // SAFETY: the signal's w taps (as above); the table
+                        // follows the staging ring (rows_tc_shared_bytes).
+                        unsafe { tc::write_fragments::<TC>(table, mp.cast(), w, e, t as u32) };
+                    }
+                    // SAFETY: block-uniform (row is); the table is complete
+                    // after it.
+                    unsafe { sync_threads() };
+                }
                 current = row;
             }
             // SAFETY: row < signals.
@@ -628,7 +681,32 @@ pub(in crate::conv) mod kernels {
             let (c0, c1) = chunks(cur);
             let src = staging + (i % stages) as u32 * stage_bytes;
             let whole = origin >= 0 && c0 == origin as usize / S::V && c1 * S::V >= origin as usize + span;
-            if whole {
+            // Whether this tile's outputs are stored already (the tensor
+            // form, all finite).
+            #[allow(unused_mut)]
+            let mut done = false;
+            #[cfg(target_feature = "sm_80")]
+            if tensor && whole {
+                // X: e elements before the first output's window, an even
+                // element of the slot (a chunk's first with ldmatrix: the
+                // slot starts at a chunk).
+                let x = src + ((origin as usize - c0 * S::V - e) * size) as u32;
+                let groups = (tile / super::super::batch_tensor::RT_GROUP) as u32;
+                // SAFETY: whole: the tile's outputs lie in the row (its
+                // inputs do), tile_start and the row 16-byte aligned
+                // (FLAG_VECTOR); the slot holds the inputs and
+                // RT_PAD_CHUNKS more chunks; block-uniform branch.
+                let bad = unsafe {
+                    let out = a.output.add(row * a.out_pitch + tile_start).cast::<u32>();
+                    let (warp, lane) = (t as u32 / 32, t as u32 % 32);
+                    tc::tile::<TC>(x, out, groups, warp, threads as u32 / 32, lane, table, ldm)
+                };
+                // SAFETY: block-uniform; after it the slot's reads are done.
+                done = !unsafe { crate::dev::mma::sync_threads_or(bad) };
+            }
+            if done {
+                // Stored by the tensor form.
+            } else if whole {
                 // One element per thread at a time, neighbours on
                 // neighbouring banks in both the slot and the tile (a
                 // chunk per thread would store V elements apart: a
@@ -677,11 +755,16 @@ pub(in crate::conv) mod kernels {
                     k += threads;
                 }
             }
-            // SAFETY: as above; the tile is complete after it.
-            unsafe { sync_threads() };
+            if !done {
+                // SAFETY: as above (done is block-uniform); the tile is
+                // complete after it.
+                unsafe { sync_threads() };
+            }
             // Group g's outputs: R · (t + g · threads) onwards, so each
-            // group's 16-byte shared reads stay conflict-free.
-            for g in 0..GROUPS as u32 {
+            // group's 16-byte shared reads stay conflict-free. None when
+            // the tensor form stored the tile.
+            let fma_groups = if done { 0 } else { GROUPS as u32 };
+            for g in 0..fma_groups {
                 let base = R * (t + g as usize * threads);
                 let o = tile_start + base;
                 if o < n {
@@ -1071,7 +1154,7 @@ pub(in crate::conv) mod kernels {
     chan_family!(u16, f32, conv2d_chan1_u16, conv2d_chan3_u16, conv2d_chan4_u16);
 
     macro_rules! batch_kernel {
-        ($name:ident, $s:ty, $acc:ty, $algo:ident $(::<$ch:literal>)?) => {
+        ($name:ident, $s:ty, $acc:ty, $algo:ident $(::<$($g:literal),+>)?) => {
             /// See the module documentation (`conv::batch`).
             ///
             /// # Safety
@@ -1108,7 +1191,7 @@ pub(in crate::conv) mod kernels {
                     flags,
                 };
                 // SAFETY: same contract.
-                unsafe { $algo::<$s $(, $ch)?>(a) }
+                unsafe { $algo::<$s $($(, $g)+)?>(a) }
             }
         };
     }
@@ -1116,8 +1199,8 @@ pub(in crate::conv) mod kernels {
     macro_rules! batch_family {
         ($s:ty, $acc:ty, $cols:ident, $any:ident, [$($fixed:ident = $ch:literal),*]) => {
             batch_kernel!($cols, $s, $acc, cols);
-            batch_kernel!($any, $s, $acc, rows::<0>);
-            $(batch_kernel!($fixed, $s, $acc, rows::<$ch>);)*
+            batch_kernel!($any, $s, $acc, rows::<0, 0>);
+            $(batch_kernel!($fixed, $s, $acc, rows::<$ch, 0>);)*
         };
     }
 
@@ -1189,6 +1272,15 @@ pub(in crate::conv) mod kernels {
                 conv1d_rows8_bf16 = 8
             ]
         );
+        // The tensor form: `rows::<c, rt_max_steps(c)>`.
+        batch_kernel!(conv1d_rows1_tc_bf16, Bf16, f32, rows::<1, 1>);
+        batch_kernel!(conv1d_rows2_tc_bf16, Bf16, f32, rows::<2, 1>);
+        batch_kernel!(conv1d_rows3_tc_bf16, Bf16, f32, rows::<3, 2>);
+        batch_kernel!(conv1d_rows4_tc_bf16, Bf16, f32, rows::<4, 2>);
+        batch_kernel!(conv1d_rows5_tc_bf16, Bf16, f32, rows::<5, 2>);
+        batch_kernel!(conv1d_rows6_tc_bf16, Bf16, f32, rows::<6, 2>);
+        batch_kernel!(conv1d_rows7_tc_bf16, Bf16, f32, rows::<7, 3>);
+        batch_kernel!(conv1d_rows8_tc_bf16, Bf16, f32, rows::<8, 3>);
     }
     batch_family!(
         u8,

@@ -16,6 +16,8 @@
 //!   the separable row and column passes, with their layouts.
 //! * [`sepchan`]: fused separable 2D filters over interleaved channels
 //!   (rank-1 masks), every storage type that accumulates in `f32`.
+//! * [`batch_tensor`]: the batched rows kernels' tensor-core form for
+//!   bf16 signals.
 //! * [`tensor`]: 1D convolution on tensor cores (sm_80 and newer, `f32`),
 //!   with `f32` accuracy from split TF32 products.
 //! * [`tensor2d`]: 2D convolution with large masks on tensor cores, the
@@ -24,6 +26,7 @@
 //!   the constant-memory kernels.
 
 pub mod batch;
+pub mod batch_tensor;
 pub mod boundary;
 pub mod conv1d;
 pub mod conv2d;
@@ -212,6 +215,14 @@ pub const LAUNCH_BOUNDS: &[(&str, u32, u32)] = &[
     ("conv1d_rows6_bf16", 256, 4),
     ("conv1d_rows7_bf16", 256, 4),
     ("conv1d_rows8_bf16", 256, 4),
+    ("conv1d_rows1_tc_bf16", 256, 2),
+    ("conv1d_rows2_tc_bf16", 256, 2),
+    ("conv1d_rows3_tc_bf16", 256, 2),
+    ("conv1d_rows4_tc_bf16", 256, 2),
+    ("conv1d_rows5_tc_bf16", 256, 2),
+    ("conv1d_rows6_tc_bf16", 256, 2),
+    ("conv1d_rows7_tc_bf16", 256, 2),
+    ("conv1d_rows8_tc_bf16", 256, 2),
     ("conv1d_rows_u8", 256, 4),
     ("conv1d_rows1_u8", 256, 4),
     ("conv1d_rows2_u8", 256, 4),

@@ -141,3 +141,49 @@ pub unsafe fn sync_threads_or(flag: bool) -> bool {
     }
     any != 0
 }
+
+/// `D = A·B + C` for one m16n8k16 bf16 tile with `f32` accumulation, `C`
+/// and `D` in the same registers (`acc`). Lane `(g, t)` holds, two bf16 per
+/// register (the lower index in the low half): `A` rows `g` and `g + 8` at
+/// columns `2t, 2t + 1` (`a[0]`, `a[1]`) and `2t + 8, 2t + 9` (`a[2]`,
+/// `a[3]`); `B` rows `2t, 2t + 1` (`b[0]`) and `2t + 8, 2t + 9` (`b[1]`) of
+/// column `g`; `C` as in the TF32 table above. The products are exact
+/// (8-bit significands); the tensor core adds them to `C` in `f32`.
+///
+/// # Safety
+/// Every lane of the warp executes it together (`.aligned`).
+#[cfg(target_feature = "sm_80")]
+#[inline(always)]
+pub unsafe fn mma_bf16(acc: &mut [f32; 4], a: [u32; 4], b: [u32; 2]) {
+    // SAFETY: register-only; the caller guarantees warp convergence.
+    unsafe {
+        asm!(
+            "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {{{d0}, {d1}, {d2}, {d3}}}, {{{a0}, {a1}, {a2}, {a3}}}, {{{b0}, {b1}}}, {{{d0}, {d1}, {d2}, {d3}}};",
+            d0 = inout(reg32) acc[0],
+            d1 = inout(reg32) acc[1],
+            d2 = inout(reg32) acc[2],
+            d3 = inout(reg32) acc[3],
+            a0 = in(reg32) a[0],
+            a1 = in(reg32) a[1],
+            a2 = in(reg32) a[2],
+            a3 = in(reg32) a[3],
+            b0 = in(reg32) b[0],
+            b1 = in(reg32) b[1],
+            options(pure, nomem, nostack, preserves_flags),
+        );
+    }
+}
+
+/// `lo` and `hi` rounded to bf16 (nearest, ties to even) and packed, `lo`
+/// in the low half (`cvt.rn.bf16x2.f32`).
+#[cfg(target_feature = "sm_80")]
+#[inline(always)]
+pub fn pack_bf16x2(lo: f32, hi: f32) -> u32 {
+    let r: u32;
+    // SAFETY: arithmetic only (sm_80 and newer).
+    unsafe {
+        asm!("cvt.rn.bf16x2.f32 {r}, {h}, {l};", r = out(reg32) r, h = in(reg32) hi, l = in(reg32) lo,
+             options(pure, nomem, nostack, preserves_flags));
+    }
+    r
+}

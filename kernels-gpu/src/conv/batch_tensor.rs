@@ -1,0 +1,256 @@
+//! The batched rows kernels on tensor cores: bf16 signals (sm_80 and
+//! newer), `conv1d_rows{c}_tc_bf16`.
+//!
+//! # The product as a matrix multiplication
+//!
+//! A warp computes 128 neighbouring outputs at a time as one `16 × 8`
+//! matrix `D` (output `8r + c` of the group in row `r`, column `c`):
+//!
+//! ```text
+//! D[r][c] = Σ_k X[8r + k] · m[k − e − c]        k = 0 … 16S − 1
+//! ```
+//!
+//! with `X` the group's inputs starting `e` elements before its first
+//! output's window ([`rt_lead`]: so that every 32-bit word of `X` is a
+//! pair of neighbouring bf16 in shared memory, or every row of `A` starts
+//! on 16 bytes for `ldmatrix`) and `m[j] = 0` outside
+//! `0 ≤ j < w`. That is `D = A·B` with `A[r][k] = X[8r + k]` (16 × 16S,
+//! overlapping windows of the input, read straight from the staging slot
+//! the tile's inputs arrived in by `cp.async`) and `B[k][c] = m[k − e − c]`
+//! (16S × 8, a band of the taps, the same for every group of the signal):
+//! `S` = [`rt_max_steps`] `mma.m16n8k16` per group and part of the taps.
+//! Each lane's `A` registers are four 32-bit shared loads (32 neighbouring
+//! words across the warp, conflict-free) or, for masks of 25 to 32 taps,
+//! one `ldmatrix.x4` (8 rows of 16 bytes per phase, 128 contiguous bytes);
+//! its `D` registers are two pairs of neighbouring
+//! outputs, stored as 32-bit words (128 contiguous bytes per store across
+//! the warp).
+//!
+//! # f32 accuracy
+//!
+//! The inputs are bf16 already, so only the taps are split: `m = h + u + l`
+//! with each part the remainder rounded to bf16 (nearest), leaving at most
+//! `2^−27·|m|`. Each part's products accumulate in their own `f32`
+//! accumulator (three independent `mma` chains), added once at the end as
+//! `h + (u + l)`: every product is exact, and the tensor core rounds each
+//! step's sum (toward zero) to `f32`, so an output carries about
+//! `(2S + 2)·2^−24` of `Σ|terms|`, within
+//! the `(w + 1)·2^−24` bound of the FMA kernels for every mask of at least
+//! [`RT_MIN_TAPS`] taps.
+//!
+//! Tiles at a row's ends (ghost cells through the boundary mode, `cval`
+//! in `f32`) and any tile with an infinite or NaN output (the band's zeros
+//! would turn `0·∞` into NaN) are computed by the FMA kernel they are
+//! part of.
+
+/// Outputs per `mma` group: 16 rows of 8.
+pub const RT_GROUP: usize = 128;
+
+/// The narrowest mask the tensor form takes (the error bound above).
+pub const RT_MIN_TAPS: usize = 6;
+
+/// Extra 16-byte chunks each staging slot of the rows kernels holds past
+/// a tile's inputs: the `mma` steps read up to 22 elements past them (the
+/// reads there are multiplied by the band's zeros).
+pub const RT_PAD_CHUNKS: usize = 2;
+
+/// Staging buffers of the tensor form: 5 tiles (40 KiB) in flight per
+/// block. The `mma` work per tile is short, so the copies ahead must cover
+/// the memory's latency nearly alone.
+pub const RT_STAGES: usize = 6;
+
+/// Most `mma` steps of any tensor kernel (`rt_max_steps(8)`).
+pub const RT_MAX_STEPS: usize = 3;
+
+/// Bytes of the `B` fragment table (after the staging ring): per part of
+/// the taps' split and step, 32 lanes × two registers.
+pub const RT_TABLE_BYTES: usize = 3 * RT_MAX_STEPS * 32 * 8;
+
+/// Whether `conv1d_rows{chunks}_tc_bf16` reads its `A` fragments with
+/// `ldmatrix` (one instruction for four 32-bit loads; the rows of `X` must
+/// then start 16-byte aligned): the kernels of 25 to 32 taps, whose steps
+/// cover the larger lead it needs.
+pub const fn rt_ldmatrix(chunks: usize) -> bool {
+    chunks >= 7
+}
+
+/// The lead `e` of `conv1d_rows{chunks}_tc_bf16` for `left` taps left of
+/// the centre: how many elements `X` starts before the first output's
+/// window, so that it starts on a 32-bit word (on 16 bytes with
+/// [`rt_ldmatrix`]). Tiles start at multiples of 8 outputs, so this is
+/// `−left` modulo 2 (or 8).
+pub const fn rt_lead(chunks: usize, left: usize) -> usize {
+    let m = if rt_ldmatrix(chunks) { 8 } else { 2 };
+    (m - left % m) % m
+}
+
+/// `mma` steps (of 16 inputs) a `w`-tap mask with `left` taps left of the
+/// centre needs in `conv1d_rows{chunks}_tc_bf16`: `w + e + 7` inputs per
+/// group of 8 outputs ([`rt_lead`]).
+pub const fn rt_steps(w: usize, chunks: usize, left: usize) -> usize {
+    (w + rt_lead(chunks, left) + 7).div_ceil(16)
+}
+
+/// The steps `conv1d_rows{chunks}_tc_bf16` takes (a compile-time count, so
+/// the shared loads of all steps issue ahead of the `mma`): those of the
+/// widest mask of `chunks` chunks of 4 taps, at least [`rt_steps`] of each
+/// mask it serves (steps past a mask's band multiply zeros, exactly).
+pub const fn rt_max_steps(chunks: usize) -> usize {
+    (4 * chunks + 8).div_ceil(16)
+}
+
+/// `x` rounded to bf16 (nearest, ties to even) and back, as the kernels
+/// split taps: `None` when the rounding overflows or `x` is not finite.
+pub fn round_bf16(x: f32) -> Option<f32> {
+    if !x.is_finite() {
+        return None;
+    }
+    let b = x.to_bits();
+    let r = f32::from_bits(b.wrapping_add(0x7fff + ((b >> 16) & 1)) & 0xffff_0000);
+    r.is_finite().then_some(r)
+}
+
+/// Whether the tensor form can take these correlation taps: every tap and
+/// the head of its split finite.
+pub fn rt_taps_ok(taps: &[f32]) -> bool {
+    taps.iter().all(|&m| round_bf16(m).is_some())
+}
+
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_80"))]
+pub(in crate::conv) mod kernels {
+    use super::{RT_GROUP, RT_MAX_STEPS as MAX_STEPS};
+    use crate::conv::elem::unroll;
+    use crate::dev::mma::{ld_shared_v2, ldmatrix_x4, mma_bf16, pack_bf16x2};
+    use crate::dev::shared::SharedElem;
+
+    /// The `B` fragments of a signal: per part of the taps' split (head,
+    /// middle, low) and step, lane `(g, t)`'s two registers.
+    pub type Fragments = [[u32; 2]; 3 * MAX_STEPS];
+
+    /// Writes lane `lane`'s fragments of correlation taps `mp[0 .. w]`
+    /// (steps `< S`) to the table at shared-window address `table`: entry
+    /// `i` of lane `l` at `table + 8·(32i + l)`.
+    ///
+    /// # Safety
+    /// `mp` valid for `w` reads; the table inside this block's shared
+    /// memory ([`super::RT_TABLE_BYTES`], 8-byte aligned).
+    #[inline(always)]
+    pub unsafe fn write_fragments<const S: usize>(table: u32, mp: *const f32, w: usize, e: usize, lane: u32) {
+        let (g, t) = ((lane / 4) as isize, (lane % 4) as isize);
+        let tap = |j: isize| -> [f32; 3] {
+            if j < 0 || j as usize >= w {
+                return [0.0; 3];
+            }
+            // SAFETY: j < w.
+            let m = unsafe { *mp.add(j as usize) };
+            let h = f32::from_bits(pack_bf16x2(m, 0.0) << 16);
+            let r = m - h;
+            let u = f32::from_bits(pack_bf16x2(r, 0.0) << 16);
+            [h, u, r - u]
+        };
+        unroll!(const K in [0, 1, 2] below S => {
+            let k0 = 16 * K as isize + 2 * t - e as isize - g;
+            let (a, b, c, d) = (tap(k0), tap(k0 + 1), tap(k0 + 8), tap(k0 + 9));
+            unroll!(const P in [0, 1, 2] below 3 => {
+                let at = table + 8 * (32 * (P * MAX_STEPS + K) as u32 + lane);
+                // SAFETY: entry P·MAX_STEPS + K of the table (the caller's contract).
+                unsafe {
+                    u32::st_shared(at, pack_bf16x2(a[P], b[P]));
+                    u32::st_shared(at + 4, pack_bf16x2(c[P], d[P]));
+                }
+            });
+        });
+    }
+
+    /// Lane `lane`'s fragments (steps `< S`) from the table.
+    ///
+    /// # Safety
+    /// The table written by [`write_fragments`] and a barrier passed since.
+    #[inline(always)]
+    pub unsafe fn read_fragments<const S: usize>(table: u32, lane: u32) -> Fragments {
+        let mut f = [[0u32; 2]; 3 * MAX_STEPS];
+        unroll!(const K in [0, 1, 2] below S => {
+            unroll!(const P in [0, 1, 2] below 3 => {
+                // SAFETY: the caller's contract.
+                let v = unsafe { ld_shared_v2(table + 8 * (32 * (P * MAX_STEPS + K) as u32 + lane)) };
+                f[P * MAX_STEPS + K] = [v[0].to_bits(), v[1].to_bits()];
+            });
+        });
+        f
+    }
+
+    /// One tile of `groups` groups of 128 outputs, from the bf16 inputs at
+    /// shared-window address `x` (the tile's `X`, 4-byte aligned) to
+    /// `out` (32-bit words: pairs of outputs), groups `warp, warp + warps,
+    /// …`, two at a time (independent `mma` chains). Returns whether any of
+    /// this lane's outputs is not finite.
+    ///
+    /// # Safety
+    /// Every lane of the warp calls it together; the fragment table at
+    /// `table` complete (a barrier passed since it was written); `x` holds
+    /// `128·groups + 16S + 8` readable elements (finite or not), 16-byte
+    /// aligned when `ldm` (read with `ldmatrix`); `out` valid for
+    /// `64·groups` words.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn tile<const S: usize>(
+        x: u32,
+        out: *mut u32,
+        groups: u32,
+        warp: u32,
+        warps: u32,
+        lane: u32,
+        table: u32,
+        ldm: bool,
+    ) -> bool {
+        // SAFETY: the caller's contract (the table is complete).
+        let f = unsafe { read_fragments::<S>(table, lane) };
+        let (g, t) = (lane / 4, lane % 4);
+        let mut bad = false;
+        let mut q = warp;
+        while q < groups {
+            // The second group of the pair (the first again, not stored,
+            // when there is none: warp-uniform).
+            let two = q + warps < groups;
+            let qs = [q, if two { q + warps } else { q }];
+            let mut acc = [[[0.0f32; 4]; 3]; 2];
+            unroll!(const K in [0, 1, 2] below S => {
+                let a = qs.map(|q| {
+                    if ldm {
+                        // Lane 8i + r: row r of matrix i (rows 8·(i & 1) on,
+                        // columns 8·(i >> 1) on).
+                        let at = x + 256 * q + 32 * K as u32 + 16 * (lane % 8) + 128 * ((lane / 8) & 1) + 16 * (lane / 16);
+                        // SAFETY: inside the caller's readable elements, 16-byte
+                        // aligned; warp-uniform (the caller's contract).
+                        unsafe { ldmatrix_x4(at) }
+                    } else {
+                        let at = x + 4 * (64 * q + 4 * g + t) + 32 * K as u32;
+                        // SAFETY: inside the caller's readable elements.
+                        unsafe { [u32::ld_shared(at), u32::ld_shared(at + 128), u32::ld_shared(at + 16), u32::ld_shared(at + 144)] }
+                    }
+                });
+                unroll!(const P in [0, 1, 2] below 3 => {
+                    unroll!(const J in [0, 1] below 2 => {
+                        // SAFETY: warp-uniform loop (the caller's contract).
+                        unsafe { mma_bf16(&mut acc[J][P], a[J], f[P * MAX_STEPS + K]) };
+                    });
+                });
+            });
+            unroll!(const J in [0, 1] below 2 => {
+                if J == 0 || two {
+                    let [h, u, l] = acc[J];
+                    let v = [0, 1, 2, 3].map(|i| h[i] + (u[i] + l[i]));
+                    bad |= v.iter().any(|y| !(y.abs() < f32::INFINITY));
+                    let o = (RT_GROUP as u32 / 2) * qs[J] + 4 * g + t;
+                    // SAFETY: words o and o + 32 of group qs[J] (the caller's contract).
+                    unsafe {
+                        *out.add(o as usize) = pack_bf16x2(v[0], v[1]);
+                        *out.add(o as usize + 32) = pack_bf16x2(v[2], v[3]);
+                    }
+                }
+            });
+            q += 2 * warps;
+        }
+        bad
+    }
+}
