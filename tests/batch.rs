@@ -275,10 +275,10 @@ fn bf16_tensor_cores_every_width_mode_and_origin() {
     }
     let (mut rng, seed) = common::rng();
     let shapes = [
-        Shape::new(2, 3 * 4096 + 8),
-        Shape::new(3, 4 * 4096 + 40),
-        Shape::new(3, 9000).with_pitches(9016, 9008),
-        Shape::new(1, 2 * 4096 + 4000),
+        Shape::new(2, 3 * 8192 + 8),
+        Shape::new(3, 4 * 8192 + 40),
+        Shape::new(3, 17000).with_pitches(17016, 17008),
+        Shape::new(1, 2 * 8192 + 8000),
     ];
     for w in RT_MIN_TAPS..=ROWS_FIXED_MAX {
         for (si, &shape) in shapes.iter().enumerate() {
@@ -301,13 +301,13 @@ fn bf16_tensor_cores_every_width_mode_and_origin() {
             };
             let plan = run_case_with::<bf16>(&gpu, &mut rng, seed, case, true, common::sample);
             assert!(plan.tensor, "w = {w}: {case:?} did not take the tensor form ({})", plan.kernel);
-            assert!(plan.kernel.ends_with("_tc_bf16"), "{}", plan.kernel);
+            assert!(plan.kernel.starts_with("conv1d_rows_tc"), "{}", plan.kernel);
         }
     }
     // Off by request, misaligned (an offset, rows of a length that is not a
     // multiple of 8), too narrow or too wide: the FMA kernels.
     let base = Case {
-        shape: Shape::new(2, 3 * 4096 + 8),
+        shape: Shape::new(2, 3 * 8192 + 8),
         axis: Axis::Rows,
         w: 31,
         per_signal: true,
@@ -320,7 +320,7 @@ fn bf16_tensor_cores_every_width_mode_and_origin() {
     for (case, tensor) in [
         (base, false),
         (Case { offset: 1, ..base }, true),
-        (Case { shape: Shape::new(2, 3 * 4096 + 1), ..base }, true),
+        (Case { shape: Shape::new(2, 3 * 8192 + 1), ..base }, true),
         (Case { w: RT_MIN_TAPS - 1, ..base }, true),
         (Case { w: ROWS_FIXED_MAX + 1, ..base }, true),
     ] {
@@ -353,7 +353,7 @@ fn bf16_tensor_cores_wide_range_and_non_finite_inputs() {
     for (w, origin) in [(7, 0), (31, 0), (6, -3), (24, 11), (17, 8)] {
         for op in ConvOp::ALL {
             let case = Case {
-                shape: Shape::new(3, 5 * 4096 + 128),
+                shape: Shape::new(3, 5 * 8192 + 128),
                 axis: Axis::Rows,
                 w,
                 per_signal: true,

@@ -59,7 +59,7 @@ pub use coalesce_kernels::conv::batch::{
     cols_shared_elems, rows_fixed_chunks, rows_shared_bytes, rows_shared_elems, rows_span, rows_stage_bytes,
     rows_stages, rows_tc_shared_bytes,
 };
-pub use coalesce_kernels::conv::batch_tensor::{RT_MIN_TAPS, rt_max_steps, rt_steps, rt_taps_ok};
+pub use coalesce_kernels::conv::batch_tensor::{RT_MIN_TAPS, RT_TILE_SCALE, rt_max_steps, rt_steps, rt_taps_ok};
 
 use super::{Boundary, ConvElem, ConvOp};
 use crate::error::{Error, Result};
@@ -331,17 +331,8 @@ macro_rules! kernel_names {
 }
 kernel_names!("f32", "f64", "f16", "bf16", "u8", "u16");
 
-/// The rows kernels' tensor form for bf16, by chunk count `1..=8`.
-const TC_KERNELS: [&str; 8] = [
-    "conv1d_rows1_tc_bf16",
-    "conv1d_rows2_tc_bf16",
-    "conv1d_rows3_tc_bf16",
-    "conv1d_rows4_tc_bf16",
-    "conv1d_rows5_tc_bf16",
-    "conv1d_rows6_tc_bf16",
-    "conv1d_rows7_tc_bf16",
-    "conv1d_rows8_tc_bf16",
-];
+/// The rows kernels' tensor form for bf16, by steps `1..=3` (`rt_max_steps`).
+const TC_KERNELS: [&str; 3] = ["conv1d_rows_tc1_bf16", "conv1d_rows_tc2_bf16", "conv1d_rows_tc3_bf16"];
 
 /// The kernel for storage type `ty`: the columns kernel, or the rows
 /// kernel with `chunks` unrolled chunks (0: any width).
@@ -593,7 +584,9 @@ impl<S: Sample> Filter1d<S> {
             Axis::Rows => {
                 let t = ROWS_THREADS.min(info.limits.max_threads_per_block);
                 let chunks = rows_fixed_chunks(self.w).unwrap_or(0);
-                let tiles = signals.saturating_mul(len.div_ceil(ROWS_OUTPUTS * ROWS_GROUPS * t as usize));
+                let tiles = |scale: usize| {
+                    signals.saturating_mul(len.div_ceil(ROWS_OUTPUTS * ROWS_GROUPS * scale * t as usize))
+                };
                 tensor = self.tensor
                     && S::NAME == "bf16"
                     && sm >= 80
@@ -601,13 +594,18 @@ impl<S: Sample> Filter1d<S> {
                     && t == ROWS_THREADS
                     && self.w >= RT_MIN_TAPS
                     && chunks > 0
-                    && rt_steps(self.w, chunks, self.left) <= rt_max_steps(chunks)
+                    && rt_steps(self.w, rt_max_steps(chunks), self.left) <= rt_max_steps(chunks)
                     && self.tensor_taps;
                 if tensor {
-                    (TC_KERNELS[chunks - 1], (t, 1), rows_tc_shared_bytes(t as usize, self.w), tiles)
+                    (
+                        TC_KERNELS[rt_max_steps(chunks) - 1],
+                        (t, 1),
+                        rows_tc_shared_bytes(t as usize, self.w),
+                        tiles(RT_TILE_SCALE),
+                    )
                 } else {
                     let kernel = kernel_name(S::NAME, Axis::Rows, chunks).expect("every type has rows kernels");
-                    (kernel, (t, 1), rows_shared_bytes(t as usize, self.w, std::mem::size_of::<S>(), acc), tiles)
+                    (kernel, (t, 1), rows_shared_bytes(t as usize, self.w, std::mem::size_of::<S>(), acc), tiles(1))
                 }
             }
             Axis::Columns => {

@@ -142,12 +142,14 @@ pub const fn rows_shared_bytes(threads: usize, w: usize, size: usize, acc: usize
 }
 
 /// Dynamic shared memory of a rows kernel's tensor form
-/// (`conv1d_rows{c}_tc_bf16`), bytes: the `f32` tile and taps, a ring of
+/// (`conv1d_rows{c}_tc_bf16`), bytes: the `f32` tile and taps (for tiles
+/// [`RT_TILE_SCALE`](super::batch_tensor::RT_TILE_SCALE) times longer), a ring of
 /// [`RT_STAGES`](super::batch_tensor::RT_STAGES) staging buffers, then the
 /// `B` fragment table.
 pub const fn rows_tc_shared_bytes(threads: usize, w: usize) -> usize {
-    rows_shared_elems(threads, w) * 4
-        + super::batch_tensor::RT_STAGES * rows_stage_bytes(threads, w, 2)
+    let tt = threads * super::batch_tensor::RT_TILE_SCALE;
+    rows_shared_elems(tt, w) * 4
+        + super::batch_tensor::RT_STAGES * rows_stage_bytes(tt, w, 2)
         + super::batch_tensor::RT_TABLE_BYTES
 }
 
@@ -539,15 +541,19 @@ pub(in crate::conv) mod kernels {
         let threads = block_dim_x() as usize;
         let t = thread_idx_x() as usize;
         const GROUPS: usize = super::ROWS_GROUPS;
-        let tile = R * GROUPS * threads;
-        let span = super::rows_span(threads, w);
+        // The tensor form's tiles are RT_TILE_SCALE times longer (its
+        // per-tile work is short; the barrier, copies and walk are not):
+        // laid out as the FMA form's for that many times the threads.
+        let scale = if TC > 0 { super::super::batch_tensor::RT_TILE_SCALE } else { 1 };
+        let tile = R * GROUPS * threads * scale;
+        let span = super::rows_span(threads * scale, w);
         let size = core::mem::size_of::<S>();
         let stages = if TC > 0 { super::super::batch_tensor::RT_STAGES } else { super::rows_stages(size) };
         // SAFETY: the host sizes the dynamic window (rows_shared_bytes);
         // it is 16-byte aligned.
         let s: Shared<S::Acc> = unsafe { dynamic() };
-        let staging = s.addr_of(super::rows_shared_elems(threads, w));
-        let stage_bytes = super::rows_stage_bytes(threads, w, size) as u32;
+        let staging = s.addr_of(super::rows_shared_elems(threads * scale, w));
+        let stage_bytes = super::rows_stage_bytes(threads * scale, w, size) as u32;
         let vector = a.flags & FLAG_VECTOR != 0;
         let per_row = n.div_ceil(tile);
         let total = a.signals * per_row;
@@ -610,7 +616,7 @@ pub(in crate::conv) mod kernels {
         #[cfg(target_feature = "sm_80")]
         let tensor = TC > 0 && a.flags & super::FLAG_TENSOR != 0;
         #[cfg(target_feature = "sm_80")]
-        let (e, ldm) = (super::super::batch_tensor::rt_lead(CH, a.left), super::super::batch_tensor::rt_ldmatrix(CH));
+        let (e, ldm) = (super::super::batch_tensor::rt_lead(TC, a.left), super::super::batch_tensor::rt_ldmatrix(TC));
         #[cfg(target_feature = "sm_80")]
         let table = staging + stages as u32 * stage_bytes;
         #[cfg(target_feature = "sm_80")]
@@ -635,20 +641,34 @@ pub(in crate::conv) mod kernels {
         let mut cur = first;
         let mut i = 0usize;
         while cur.b < end {
-            issue((i + stages - 1) % stages, ahead);
-            ahead = advance(ahead);
-            // This thread's copies of tile b have landed once at most
-            // stages − 1 newer groups are pending.
-            match stages {
-                2 => pipeline::wait_group::<1>(),
-                3 => pipeline::wait_group::<2>(),
-                4 => pipeline::wait_group::<3>(),
-                _ => pipeline::wait_group::<{ super::super::batch_tensor::RT_STAGES as u32 - 1 }>(),
+            if TC == 0 {
+                issue((i + stages - 1) % stages, ahead);
+                ahead = advance(ahead);
+                // This thread's copies of tile b have landed once at most
+                // stages − 1 newer groups are pending.
+                match stages {
+                    2 => pipeline::wait_group::<1>(),
+                    3 => pipeline::wait_group::<2>(),
+                    _ => pipeline::wait_group::<3>(),
+                }
+                // SAFETY: reached by every thread (the loop and every
+                // branch below are block-uniform); after it, every
+                // thread's copies of tile b are visible and the previous
+                // tile's reads are done.
+                unsafe { sync_threads() };
+            } else {
+                // The tensor form has one barrier per tile: the next copies
+                // start after it (into the previous tile's slot, whose
+                // reads it ends), so tile b is the oldest of stages − 1
+                // groups.
+                const { assert!(super::super::batch_tensor::RT_STAGES == 2) };
+                pipeline::wait_group::<0>();
+                // SAFETY: as above.
+                unsafe { sync_threads() };
+                // With two stages the tile ahead is the next one: no
+                // second cursor to keep in registers.
+                issue((i + 1) % 2, advance(cur));
             }
-            // SAFETY: reached by every thread (the loop and every branch
-            // below are block-uniform); after it, every thread's copies of
-            // tile b are visible and the previous tile's reads are done.
-            unsafe { sync_threads() };
             let (row, tile_start) = (cur.row, cur.tile * tile);
             let origin = tile_start as isize - left;
             if row != current {
@@ -696,13 +716,42 @@ pub(in crate::conv) mod kernels {
                 // inputs do), tile_start and the row 16-byte aligned
                 // (FLAG_VECTOR); the slot holds the inputs and
                 // RT_PAD_CHUNKS more chunks; block-uniform branch.
+                let (warp, lane, warps) = (t as u32 / 32, t as u32 % 32, threads as u32 / 32);
                 let bad = unsafe {
                     let out = a.output.add(row * a.out_pitch + tile_start).cast::<u32>();
-                    let (warp, lane) = (t as u32 / 32, t as u32 % 32);
-                    tc::tile::<TC>(x, out, groups, warp, threads as u32 / 32, lane, table, ldm)
+                    tc::tile::<TC>(x, out, groups, warp, warps, lane, table, ldm)
                 };
-                // SAFETY: block-uniform; after it the slot's reads are done.
-                done = !unsafe { crate::dev::mma::sync_threads_or(bad) };
+                // A warp with an infinite or NaN output computes its groups
+                // again with FMAs from the slot, in tap order (the FMA
+                // kernels' sums: the band's zeros make 0·∞ = NaN).
+                // SAFETY: the warp is converged (block-uniform branch).
+                if unsafe { crate::dev::warp::ballot(crate::dev::warp::FULL_MASK, bad) } != 0 {
+                    // SAFETY: as above; orders the tensor form's stores
+                    // before these.
+                    unsafe { crate::dev::warp::sync_warp() };
+                    // SAFETY: row < signals; outputs of the tile (whole).
+                    let out = unsafe { a.output.add(row * a.out_pitch + tile_start) };
+                    let mut q = warp;
+                    while q < groups {
+                        for r in 0..4 {
+                            let o = (128 * q + 4 * lane + r) as usize;
+                            let mut acc = S::Acc::ZERO;
+                            for j in 0..w {
+                                // SAFETY: element o + e + j of X lies in the
+                                // slot (the tile's inputs); tap j of the
+                                // signal after the tile.
+                                let (v, m) = unsafe {
+                                    (S::ld_shared(x + ((o + e + j) * size) as u32).widen(), s.read(span + j))
+                                };
+                                acc = S::Acc::fma(v, m, acc);
+                            }
+                            // SAFETY: output o of the tile.
+                            unsafe { *out.add(o) = S::narrow(acc) };
+                        }
+                        q += warps;
+                    }
+                }
+                done = true;
             }
             if done {
                 // Stored by the tensor form.
@@ -763,7 +812,7 @@ pub(in crate::conv) mod kernels {
             // Group g's outputs: R · (t + g · threads) onwards, so each
             // group's 16-byte shared reads stay conflict-free. None when
             // the tensor form stored the tile.
-            let fma_groups = if done { 0 } else { GROUPS as u32 };
+            let fma_groups = if done { 0 } else { (GROUPS * scale) as u32 };
             for g in 0..fma_groups {
                 let base = R * (t + g as usize * threads);
                 let o = tile_start + base;
@@ -774,7 +823,7 @@ pub(in crate::conv) mod kernels {
                     if CH > 0 {
                         let last = w - R * (CH - 1);
                         unroll!(const C in [0, 1, 2, 3, 4, 5, 6, 7] below CH => {
-                            // SAFETY: base + (C + 1)·R + R ≤ R·G·threads + R·CH = span.
+                            // SAFETY: base + (C + 1)·R + R ≤ tile + R·CH = span.
                             let hi = unsafe { S::Acc::read4(s, base + (C + 1) * R) };
                             // SAFETY: span + C·R + R ≤ span + R·CH, the taps.
                             let taps = unsafe { S::Acc::read4(s, span + C * R) };
@@ -1272,15 +1321,12 @@ pub(in crate::conv) mod kernels {
                 conv1d_rows8_bf16 = 8
             ]
         );
-        // The tensor form: `rows::<c, rt_max_steps(c)>`.
-        batch_kernel!(conv1d_rows1_tc_bf16, Bf16, f32, rows::<1, 1>);
-        batch_kernel!(conv1d_rows2_tc_bf16, Bf16, f32, rows::<2, 1>);
-        batch_kernel!(conv1d_rows3_tc_bf16, Bf16, f32, rows::<3, 2>);
-        batch_kernel!(conv1d_rows4_tc_bf16, Bf16, f32, rows::<4, 2>);
-        batch_kernel!(conv1d_rows5_tc_bf16, Bf16, f32, rows::<5, 2>);
-        batch_kernel!(conv1d_rows6_tc_bf16, Bf16, f32, rows::<6, 2>);
-        batch_kernel!(conv1d_rows7_tc_bf16, Bf16, f32, rows::<7, 3>);
-        batch_kernel!(conv1d_rows8_tc_bf16, Bf16, f32, rows::<8, 3>);
+        // The tensor form, by steps (`rt_max_steps`): 1 for masks of up to
+        // 8 taps, 2 up to 24, 3 up to 32; its FMA form (row ends, non-finite
+        // outputs) takes any width.
+        batch_kernel!(conv1d_rows_tc1_bf16, Bf16, f32, rows::<2, 1>);
+        batch_kernel!(conv1d_rows_tc2_bf16, Bf16, f32, rows::<0, 2>);
+        batch_kernel!(conv1d_rows_tc3_bf16, Bf16, f32, rows::<0, 3>);
     }
     batch_family!(
         u8,

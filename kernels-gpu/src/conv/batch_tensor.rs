@@ -30,11 +30,10 @@
 //!
 //! The inputs are bf16 already, so only the taps are split: `m = h + u + l`
 //! with each part the remainder rounded to bf16 (nearest), leaving at most
-//! `2^−27·|m|`. Each part's products accumulate in their own `f32`
-//! accumulator (three independent `mma` chains), added once at the end as
-//! `h + (u + l)`: every product is exact, and the tensor core rounds each
-//! step's sum (toward zero) to `f32`, so an output carries about
-//! `(2S + 2)·2^−24` of `Σ|terms|`, within
+//! `2^−27·|m|`. The head products accumulate in one `f32` accumulator, the
+//! two small ones in another, added once at the end: every product is
+//! exact, and the tensor core rounds each step's sum (toward zero) to
+//! `f32`, so an output carries about `(2S + 1)·2^−24` of `Σ|terms|`, within
 //! the `(w + 1)·2^−24` bound of the FMA kernels for every mask of at least
 //! [`RT_MIN_TAPS`] taps.
 //!
@@ -54,10 +53,14 @@ pub const RT_MIN_TAPS: usize = 6;
 /// reads there are multiplied by the band's zeros).
 pub const RT_PAD_CHUNKS: usize = 2;
 
-/// Staging buffers of the tensor form: 5 tiles (40 KiB) in flight per
-/// block. The `mma` work per tile is short, so the copies ahead must cover
-/// the memory's latency nearly alone.
-pub const RT_STAGES: usize = 6;
+/// Staging buffers of the tensor form: 2 tiles (33 KiB) in flight per
+/// block while one is computed.
+pub const RT_STAGES: usize = 2;
+
+/// The tensor form's tiles are this many times the FMA form's (8192
+/// outputs): the `mma` work per tile is short, and the per-tile barrier,
+/// copies and walk are not.
+pub const RT_TILE_SCALE: usize = 2;
 
 /// Most `mma` steps of any tensor kernel (`rt_max_steps(8)`).
 pub const RT_MAX_STEPS: usize = 3;
@@ -66,32 +69,33 @@ pub const RT_MAX_STEPS: usize = 3;
 /// the taps' split and step, 32 lanes × two registers.
 pub const RT_TABLE_BYTES: usize = 3 * RT_MAX_STEPS * 32 * 8;
 
-/// Whether `conv1d_rows{chunks}_tc_bf16` reads its `A` fragments with
+/// Whether the kernel of `steps` steps reads its `A` fragments with
 /// `ldmatrix` (one instruction for four 32-bit loads; the rows of `X` must
-/// then start 16-byte aligned): the kernels of 25 to 32 taps, whose steps
-/// cover the larger lead it needs.
-pub const fn rt_ldmatrix(chunks: usize) -> bool {
-    chunks >= 7
+/// then start 16-byte aligned): the 3-step kernel (masks of 25 to 32
+/// taps), whose steps cover the larger lead it needs.
+pub const fn rt_ldmatrix(steps: usize) -> bool {
+    steps >= 3
 }
 
-/// The lead `e` of `conv1d_rows{chunks}_tc_bf16` for `left` taps left of
-/// the centre: how many elements `X` starts before the first output's
-/// window, so that it starts on a 32-bit word (on 16 bytes with
-/// [`rt_ldmatrix`]). Tiles start at multiples of 8 outputs, so this is
-/// `−left` modulo 2 (or 8).
-pub const fn rt_lead(chunks: usize, left: usize) -> usize {
-    let m = if rt_ldmatrix(chunks) { 8 } else { 2 };
+/// The lead `e` of the kernel of `steps` steps for `left` taps left of the
+/// centre: how many elements `X` starts before the first output's window,
+/// so that it starts on a 32-bit word (on 16 bytes with [`rt_ldmatrix`]).
+/// Tiles start at multiples of 8 outputs, so this is `−left` modulo 2 (or
+/// 8).
+pub const fn rt_lead(steps: usize, left: usize) -> usize {
+    let m = if rt_ldmatrix(steps) { 8 } else { 2 };
     (m - left % m) % m
 }
 
 /// `mma` steps (of 16 inputs) a `w`-tap mask with `left` taps left of the
-/// centre needs in `conv1d_rows{chunks}_tc_bf16`: `w + e + 7` inputs per
+/// centre needs in the kernel of `steps` steps: `w + e + 7` inputs per
 /// group of 8 outputs ([`rt_lead`]).
-pub const fn rt_steps(w: usize, chunks: usize, left: usize) -> usize {
-    (w + rt_lead(chunks, left) + 7).div_ceil(16)
+pub const fn rt_steps(w: usize, steps: usize, left: usize) -> usize {
+    (w + rt_lead(steps, left) + 7).div_ceil(16)
 }
 
-/// The steps `conv1d_rows{chunks}_tc_bf16` takes (a compile-time count, so
+/// The steps of the kernel for masks of `chunks` chunks of 4 taps,
+/// `conv1d_rows_tc{steps}_bf16` (a compile-time count, so
 /// the shared loads of all steps issue ahead of the `mma`): those of the
 /// widest mask of `chunks` chunks of 4 taps, at least [`rt_steps`] of each
 /// mask it serves (steps past a mask's band multiply zeros, exactly).
@@ -120,16 +124,16 @@ pub fn rt_taps_ok(taps: &[f32]) -> bool {
 pub(in crate::conv) mod kernels {
     use super::{RT_GROUP, RT_MAX_STEPS as MAX_STEPS};
     use crate::conv::elem::unroll;
-    use crate::dev::mma::{ld_shared_v2, ldmatrix_x4, mma_bf16, pack_bf16x2};
+    use crate::dev::mma::{ldmatrix_x4, mma_bf16, pack_bf16x2};
     use crate::dev::shared::SharedElem;
-
-    /// The `B` fragments of a signal: per part of the taps' split (head,
-    /// middle, low) and step, lane `(g, t)`'s two registers.
-    pub type Fragments = [[u32; 2]; 3 * MAX_STEPS];
+    use core::arch::asm;
 
     /// Writes lane `lane`'s fragments of correlation taps `mp[0 .. w]`
     /// (steps `< S`) to the table at shared-window address `table`: entry
-    /// `i` of lane `l` at `table + 8·(32i + l)`.
+    /// `i` of lane `l` at `table + 8·(32i + l)`. One tap at a time, each
+    /// part stored as its bf16 half of the entry (a loop, not unrolled: the
+    /// taps of every step at once would take registers the kernel's other
+    /// paths need).
     ///
     /// # Safety
     /// `mp` valid for `w` reads; the table inside this block's shared
@@ -137,52 +141,66 @@ pub(in crate::conv) mod kernels {
     #[inline(always)]
     pub unsafe fn write_fragments<const S: usize>(table: u32, mp: *const f32, w: usize, e: usize, lane: u32) {
         let (g, t) = ((lane / 4) as isize, (lane % 4) as isize);
-        let tap = |j: isize| -> [f32; 3] {
-            if j < 0 || j as usize >= w {
-                return [0.0; 3];
-            }
-            // SAFETY: j < w.
-            let m = unsafe { *mp.add(j as usize) };
-            let h = f32::from_bits(pack_bf16x2(m, 0.0) << 16);
-            let r = m - h;
-            let u = f32::from_bits(pack_bf16x2(r, 0.0) << 16);
-            [h, u, r - u]
+        // Step k, tap h of the lane's four (rows 2t, 2t + 1, 2t + 8, 2t + 9).
+        let taps: u32;
+        // SAFETY: a register move, opaque to the compiler so that it keeps
+        // the loop rolled.
+        unsafe {
+            asm!("mov.u32 {o}, {i};", o = out(reg32) taps, i = in(reg32) 4 * S as u32, options(pure, nomem, nostack))
         };
-        unroll!(const K in [0, 1, 2] below S => {
-            let k0 = 16 * K as isize + 2 * t - e as isize - g;
-            let (a, b, c, d) = (tap(k0), tap(k0 + 1), tap(k0 + 8), tap(k0 + 9));
-            unroll!(const P in [0, 1, 2] below 3 => {
-                let at = table + 8 * (32 * (P * MAX_STEPS + K) as u32 + lane);
-                // SAFETY: entry P·MAX_STEPS + K of the table (the caller's contract).
+        let taps = taps as usize;
+        for i in 0..taps {
+            let (k, h) = (i / 4, i % 4);
+            let j = 16 * k as isize + 2 * t - e as isize - g + (h & 1) as isize + 8 * (h >> 1) as isize;
+            let m = if j < 0 || j as usize >= w {
+                0.0
+            } else {
+                // SAFETY: j < w.
+                unsafe { *mp.add(j as usize) }
+            };
+            let hd = f32::from_bits(pack_bf16x2(m, 0.0) << 16);
+            let r = m - hd;
+            let u = f32::from_bits(pack_bf16x2(r, 0.0) << 16);
+            for (p, part) in [hd, u, r - u].into_iter().enumerate() {
+                let at =
+                    table + 8 * (32 * (p * MAX_STEPS + k) as u32 + lane) + 2 * (h & 1) as u32 + 4 * (h >> 1) as u32;
+                let half = pack_bf16x2(part, 0.0) as u16;
+                // SAFETY: half h of entry p·MAX_STEPS + k of the table (the
+                // caller's contract).
                 unsafe {
-                    u32::st_shared(at, pack_bf16x2(a[P], b[P]));
-                    u32::st_shared(at + 4, pack_bf16x2(c[P], d[P]));
+                    asm!("st.shared.u16 [{a}], {v};", a = in(reg32) at, v = in(reg16) half,
+                         options(nostack, preserves_flags));
                 }
-            });
-        });
+            }
+        }
     }
 
-    /// Lane `lane`'s fragments (steps `< S`) from the table.
+    /// Lane `lane`'s fragments of step `k` (head, middle, low) from the
+    /// table: read per step, not held for the tile (18 registers at 3
+    /// steps, which 3 resident blocks per SM do not leave).
     ///
     /// # Safety
     /// The table written by [`write_fragments`] and a barrier passed since.
+    /// The loads are `volatile`, so that `ptxas` keeps them in the step
+    /// instead of hoisting every step's fragments out of the loop over
+    /// groups.
     #[inline(always)]
-    pub unsafe fn read_fragments<const S: usize>(table: u32, lane: u32) -> Fragments {
-        let mut f = [[0u32; 2]; 3 * MAX_STEPS];
-        unroll!(const K in [0, 1, 2] below S => {
-            unroll!(const P in [0, 1, 2] below 3 => {
-                // SAFETY: the caller's contract.
-                let v = unsafe { ld_shared_v2(table + 8 * (32 * (P * MAX_STEPS + K) as u32 + lane)) };
-                f[P * MAX_STEPS + K] = [v[0].to_bits(), v[1].to_bits()];
-            });
-        });
-        f
+    unsafe fn read_step(table: u32, lane: u32, k: usize) -> [[u32; 2]; 3] {
+        [0, 1, 2].map(|p| {
+            let (a, b): (u32, u32);
+            // SAFETY: the caller's contract (8 bytes of the table).
+            unsafe {
+                asm!("ld.volatile.shared.v2.u32 {{{a}, {b}}}, [{p}];", a = out(reg32) a, b = out(reg32) b,
+                     p = in(reg32) table + 8 * (32 * (p * MAX_STEPS + k) as u32 + lane), options(nostack, preserves_flags));
+            }
+            [a, b]
+        })
     }
 
     /// One tile of `groups` groups of 128 outputs, from the bf16 inputs at
     /// shared-window address `x` (the tile's `X`, 4-byte aligned) to
     /// `out` (32-bit words: pairs of outputs), groups `warp, warp + warps,
-    /// …`, two at a time (independent `mma` chains). Returns whether any of
+    /// …`. Returns whether any of
     /// this lane's outputs is not finite.
     ///
     /// # Safety
@@ -203,18 +221,20 @@ pub(in crate::conv) mod kernels {
         table: u32,
         ldm: bool,
     ) -> bool {
-        // SAFETY: the caller's contract (the table is complete).
-        let f = unsafe { read_fragments::<S>(table, lane) };
         let (g, t) = (lane / 4, lane % 4);
         let mut bad = false;
+        // Two groups at a time: independent `mma` chains.
         let mut q = warp;
         while q < groups {
             // The second group of the pair (the first again, not stored,
             // when there is none: warp-uniform).
             let two = q + warps < groups;
             let qs = [q, if two { q + warps } else { q }];
-            let mut acc = [[[0.0f32; 4]; 3]; 2];
+            // Per group: the head products, and the two small ones together.
+            let mut acc = [[[0.0f32; 4]; 2]; 2];
             unroll!(const K in [0, 1, 2] below S => {
+                // SAFETY: the caller's contract (the table is complete).
+                let f = unsafe { read_step(table, lane, K) };
                 let a = qs.map(|q| {
                     if ldm {
                         // Lane 8i + r: row r of matrix i (rows 8·(i & 1) on,
@@ -232,14 +252,14 @@ pub(in crate::conv) mod kernels {
                 unroll!(const P in [0, 1, 2] below 3 => {
                     unroll!(const J in [0, 1] below 2 => {
                         // SAFETY: warp-uniform loop (the caller's contract).
-                        unsafe { mma_bf16(&mut acc[J][P], a[J], f[P * MAX_STEPS + K]) };
+                        unsafe { mma_bf16(&mut acc[J][P.min(1)], a[J], f[P]) };
                     });
                 });
             });
             unroll!(const J in [0, 1] below 2 => {
                 if J == 0 || two {
-                    let [h, u, l] = acc[J];
-                    let v = [0, 1, 2, 3].map(|i| h[i] + (u[i] + l[i]));
+                    let [h, u] = acc[J];
+                    let v = [0, 1, 2, 3].map(|i| h[i] + u[i]);
                     bad |= v.iter().any(|y| !(y.abs() < f32::INFINITY));
                     let o = (RT_GROUP as u32 / 2) * qs[J] + 4 * g + t;
                     // SAFETY: words o and o + 32 of group qs[J] (the caller's contract).
@@ -249,7 +269,7 @@ pub(in crate::conv) mod kernels {
                     }
                 }
             });
-            q += 2 * warps;
+            q += if two { 2 * warps } else { warps };
         }
         bad
     }
