@@ -70,13 +70,47 @@ fn tensor_kernels_run_hmma_from_registers() {
     }
 }
 
+/// The batched rows kernels' bf16 tensor form (`conv1d_rows_tc{S}_bf16`):
+/// per pair of groups and step, three `HMMA.16816.F32.BF16` for each group
+/// (the taps' three parts); `A` by `ldmatrix` at 3 steps and by 32-bit
+/// shared loads below; inputs by `cp.async`; no local memory (3 blocks of
+/// 256 threads per SM on sm_90: `sass_launch_bounds` checks the registers).
+#[test]
+fn bf16_rows_tensor_form_runs_hmma() {
+    for c in compiled("bf16_rows_tensor_form_runs_hmma").into_iter().filter(|c| c.arch >= 80) {
+        for steps in 1..=3usize {
+            let k = format!("conv1d_rows_tc{steps}_bf16");
+            let o = ops(&c, &k);
+            let hmma = count(&o, "HMMA.16816.F32.BF16");
+            assert!(hmma >= 6 * steps, "sm_{} {k}: {hmma} HMMA, want at least {}", c.arch, 6 * steps);
+            assert!(count(&o, "LDGSTS") >= 1, "sm_{} {k}: no cp.async", c.arch);
+            let ldsm = count(&o, "LDSM.16.M88.4");
+            if steps == 3 {
+                assert!(ldsm >= 2 * steps, "sm_{} {k}: {ldsm} LDSM", c.arch);
+            } else {
+                assert_eq!(ldsm, 0, "sm_{} {k}: LDSM below 3 steps", c.arch);
+            }
+            assert!(!o.iter().any(|x| x.starts_with("LDL") || x.starts_with("STL")), "sm_{} {k}: local memory", c.arch);
+            let r = c.resources.iter().find(|r| r.name == k).expect("resources");
+            println!("sm_{} {k}: {hmma} HMMA, {ldsm} LDSM, {} registers", c.arch, r.registers);
+            assert_eq!((r.stack_frame, r.spill_stores, r.spill_loads), (0, 0, 0), "sm_{} {k}", c.arch);
+        }
+    }
+}
+
 #[test]
 fn sm70_ptx_has_no_tensor_kernels() {
     let Some(text) = ptx::text(70) else {
         eprintln!("sm70_ptx_has_no_tensor_kernels: skipped: no sm_70 PTX embedded");
         return;
     };
-    for k in ["conv1d_tensor_f32", "conv1d_tensor_tf32_f32", "tc_peak_mma_tf32", "conv2d_tensor_s2_f32"] {
+    for k in [
+        "conv1d_tensor_f32",
+        "conv1d_tensor_tf32_f32",
+        "tc_peak_mma_tf32",
+        "conv2d_tensor_s2_f32",
+        "conv1d_rows_tc1_bf16",
+    ] {
         assert!(!text.contains(&format!(".entry {k}(")), "sm_70 PTX holds {k}");
     }
     assert!(!text.contains("mma.sync"), "sm_70 PTX holds an mma");
