@@ -24,6 +24,29 @@
 
 use core::arch::asm;
 
+/// `mma.sync.aligned.<shape>` on four `A`, two `B` and four `C`/`D` 32-bit
+/// registers, `D` written over `C` (`acc`): the two shapes below differ
+/// only in the instruction.
+#[cfg(target_feature = "sm_80")]
+macro_rules! mma_sync {
+    ($shape:literal, $acc:ident, $a:ident, $b:ident) => {
+        asm!(
+            concat!("mma.sync.aligned.", $shape, " {{{d0}, {d1}, {d2}, {d3}}}, {{{a0}, {a1}, {a2}, {a3}}}, {{{b0}, {b1}}}, {{{d0}, {d1}, {d2}, {d3}}};"),
+            d0 = inout(reg32) $acc[0],
+            d1 = inout(reg32) $acc[1],
+            d2 = inout(reg32) $acc[2],
+            d3 = inout(reg32) $acc[3],
+            a0 = in(reg32) $a[0],
+            a1 = in(reg32) $a[1],
+            a2 = in(reg32) $a[2],
+            a3 = in(reg32) $a[3],
+            b0 = in(reg32) $b[0],
+            b1 = in(reg32) $b[1],
+            options(pure, nomem, nostack, preserves_flags),
+        )
+    };
+}
+
 /// `D = A·B + C` for one m16n8k8 TF32 tile, `C` and `D` in the same
 /// registers (`acc`).
 ///
@@ -34,22 +57,7 @@ use core::arch::asm;
 #[inline(always)]
 pub unsafe fn mma_tf32(acc: &mut [f32; 4], a: [u32; 4], b: [u32; 2]) {
     // SAFETY: register-only; the caller guarantees warp convergence.
-    unsafe {
-        asm!(
-            "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {{{d0}, {d1}, {d2}, {d3}}}, {{{a0}, {a1}, {a2}, {a3}}}, {{{b0}, {b1}}}, {{{d0}, {d1}, {d2}, {d3}}};",
-            d0 = inout(reg32) acc[0],
-            d1 = inout(reg32) acc[1],
-            d2 = inout(reg32) acc[2],
-            d3 = inout(reg32) acc[3],
-            a0 = in(reg32) a[0],
-            a1 = in(reg32) a[1],
-            a2 = in(reg32) a[2],
-            a3 = in(reg32) a[3],
-            b0 = in(reg32) b[0],
-            b1 = in(reg32) b[1],
-            options(pure, nomem, nostack, preserves_flags),
-        );
-    }
+    unsafe { mma_sync!("m16n8k8.row.col.f32.tf32.tf32.f32", acc, a, b) }
 }
 
 /// `x` split into its TF32 head, rounded to nearest with ties away from
@@ -156,22 +164,7 @@ pub unsafe fn sync_threads_or(flag: bool) -> bool {
 #[inline(always)]
 pub unsafe fn mma_bf16(acc: &mut [f32; 4], a: [u32; 4], b: [u32; 2]) {
     // SAFETY: register-only; the caller guarantees warp convergence.
-    unsafe {
-        asm!(
-            "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {{{d0}, {d1}, {d2}, {d3}}}, {{{a0}, {a1}, {a2}, {a3}}}, {{{b0}, {b1}}}, {{{d0}, {d1}, {d2}, {d3}}};",
-            d0 = inout(reg32) acc[0],
-            d1 = inout(reg32) acc[1],
-            d2 = inout(reg32) acc[2],
-            d3 = inout(reg32) acc[3],
-            a0 = in(reg32) a[0],
-            a1 = in(reg32) a[1],
-            a2 = in(reg32) a[2],
-            a3 = in(reg32) a[3],
-            b0 = in(reg32) b[0],
-            b1 = in(reg32) b[1],
-            options(pure, nomem, nostack, preserves_flags),
-        );
-    }
+    unsafe { mma_sync!("m16n8k16.row.col.f32.bf16.bf16.f32", acc, a, b) }
 }
 
 /// `lo` and `hi` rounded to bf16 (nearest, ties to even) and packed, `lo`
