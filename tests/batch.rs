@@ -261,7 +261,7 @@ fn large_batches_and_long_rows() {
     }
 }
 
-/// bf16 rows on the tensor cores (`conv1d_rows{c}_tc_bf16`): every width
+/// bf16 rows on the tensor cores (`conv1d_rows_tc{S}_bf16`): every width
 /// the form takes, both operations, every mode with `cval`, origins at
 /// both ends, one mask or one per row, rows of several tiles with ragged
 /// ends, dense and pitched. Each case must take the tensor form (the plan
@@ -326,6 +326,13 @@ fn bf16_tensor_cores_every_width_mode_and_origin() {
     ] {
         let plan = run_case_with::<bf16>(&gpu, &mut rng, seed, case, tensor, common::sample);
         assert!(!plan.tensor, "{case:?} took the tensor form");
+    }
+    // Taps whose bf16 head is not finite (f32::MAX rounds up to infinity)
+    // stay on the FMA kernels.
+    for (m, want) in [(1.0f32, true), (f32::MAX, false), (f32::INFINITY, false), (f32::NAN, false)] {
+        let taps = [0.25f32, m, 0.5, -0.25, 0.125, 1.0, 2.0];
+        let f = Filter1d::<bf16>::new(&gpu, &taps, ConvOp::Correlate, Boundary::Reflect).unwrap();
+        assert_eq!(f.plan(Shape::new(2, 3 * 8192 + 8)).unwrap().tensor, want, "a tap of {m}");
     }
 }
 

@@ -59,7 +59,7 @@ pub use coalesce_kernels::conv::batch::{
     cols_shared_elems, rows_fixed_chunks, rows_shared_bytes, rows_shared_elems, rows_span, rows_stage_bytes,
     rows_stages, rows_tc_shared_bytes,
 };
-pub use coalesce_kernels::conv::batch_tensor::{RT_MIN_TAPS, RT_TILE_SCALE, rt_max_steps, rt_steps, rt_taps_ok};
+pub use coalesce_kernels::conv::batch_tensor::{RT_MIN_TAPS, RT_TILE_SCALE, rt_max_steps, rt_steps};
 
 use super::{Boundary, ConvElem, ConvOp};
 use crate::error::{Error, Result};
@@ -306,7 +306,7 @@ pub struct BatchPlan {
     /// Whether loads and stores go 16 bytes (4 elements) at a time.
     pub vector: bool,
     /// Whether the tiles away from a row's ends run on tensor cores
-    /// (`conv1d_rows{c}_tc_bf16`, see [`Filter1d::with_tensor_cores`]).
+    /// (`conv1d_rows_tc{S}_bf16`, see [`Filter1d::with_tensor_cores`]).
     pub tensor: bool,
 }
 
@@ -422,7 +422,9 @@ impl<S: Sample> Filter1d<S> {
             taps.extend(t.into_iter().map(|v| S::Acc::from_f64(v.to_f64())));
         }
         let dev = gpu.upload(&taps)?;
-        let tensor_taps = rt_taps_ok(&taps.iter().map(|m| m.to_f64() as f32).collect::<Vec<_>>());
+        // The tensor form splits each tap into bf16 parts: its head (the tap
+        // rounded to bf16) must be finite.
+        let tensor_taps = taps.iter().all(|m| half::bf16::from_f64(m.to_f64()).is_finite());
         let left = left_for_origin(w, 0, op)?;
         Ok(Filter1d {
             gpu: gpu.clone(),
@@ -594,7 +596,6 @@ impl<S: Sample> Filter1d<S> {
                     && t == ROWS_THREADS
                     && self.w >= RT_MIN_TAPS
                     && chunks > 0
-                    && rt_steps(self.w, rt_max_steps(chunks), self.left) <= rt_max_steps(chunks)
                     && self.tensor_taps;
                 if tensor {
                     (

@@ -95,7 +95,7 @@ pub const fn chan_shared_elems(channels: usize, mw: usize, mh: usize) -> usize {
 /// `flags` bit: vector loads and stores are allowed (see the module docs).
 pub const FLAG_VECTOR: u32 = 1;
 
-/// `flags` bit of `conv1d_rows{c}_tc_bf16`: take the tensor cores
+/// `flags` bit of `conv1d_rows_tc{S}_bf16`: take the tensor cores
 /// ([`super::batch_tensor`]) for the tiles they can (set with
 /// [`FLAG_VECTOR`] only).
 pub const FLAG_TENSOR: u32 = 2;
@@ -142,7 +142,7 @@ pub const fn rows_shared_bytes(threads: usize, w: usize, size: usize, acc: usize
 }
 
 /// Dynamic shared memory of a rows kernel's tensor form
-/// (`conv1d_rows{c}_tc_bf16`), bytes: the `f32` tile and taps (for tiles
+/// (`conv1d_rows_tc{S}_bf16`), bytes: the `f32` tile and taps (for tiles
 /// [`RT_TILE_SCALE`](super::batch_tensor::RT_TILE_SCALE) times longer), a ring of
 /// [`RT_STAGES`](super::batch_tensor::RT_STAGES) staging buffers, then the
 /// `B` fragment table.

@@ -1,5 +1,5 @@
 //! The batched rows kernels on tensor cores: bf16 signals (sm_80 and
-//! newer), `conv1d_rows{c}_tc_bf16`.
+//! newer), `conv1d_rows_tc{S}_bf16`.
 //!
 //! # The product as a matrix multiplication
 //!
@@ -103,21 +103,30 @@ pub const fn rt_max_steps(chunks: usize) -> usize {
     (4 * chunks + 8).div_ceil(16)
 }
 
-/// `x` rounded to bf16 (nearest, ties to even) and back, as the kernels
-/// split taps: `None` when the rounding overflows or `x` is not finite.
-pub fn round_bf16(x: f32) -> Option<f32> {
-    if !x.is_finite() {
-        return None;
-    }
-    let b = x.to_bits();
-    let r = f32::from_bits(b.wrapping_add(0x7fff + ((b >> 16) & 1)) & 0xffff_0000);
-    r.is_finite().then_some(r)
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// Whether the tensor form can take these correlation taps: every tap and
-/// the head of its split finite.
-pub fn rt_taps_ok(taps: &[f32]) -> bool {
-    taps.iter().all(|&m| round_bf16(m).is_some())
+    /// Every mask the host sends to the tensor form fits its kernel's
+    /// steps, whatever the lead: `conv1d_rows_tc{S}_bf16` with
+    /// `S = rt_max_steps(⌈w/4⌉)` covers `rt_steps` of every width from
+    /// `RT_MIN_TAPS` to 32 and every `left` (so the host needs no check).
+    #[test]
+    fn kernel_steps_cover_every_mask() {
+        for w in RT_MIN_TAPS..=32 {
+            let steps = rt_max_steps(w.div_ceil(4));
+            assert!((1..=RT_MAX_STEPS).contains(&steps), "w = {w}: {steps} steps");
+            for left in 0..w {
+                assert!(
+                    rt_steps(w, steps, left) <= steps,
+                    "w = {w}, left = {left}: {} > {steps}",
+                    rt_steps(w, steps, left)
+                );
+            }
+        }
+        assert_eq!((rt_max_steps(2), rt_max_steps(6), rt_max_steps(7), rt_max_steps(8)), (1, 2, 3, 3));
+        assert_eq!((rt_lead(1, 3), rt_lead(2, 4), rt_lead(3, 15), rt_lead(3, 8)), (1, 0, 1, 0));
+    }
 }
 
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_80"))]
