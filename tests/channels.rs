@@ -207,6 +207,106 @@ fn separable_masks_every_type() {
     }
 }
 
+/// Whether `case` runs on a register-blocked `u8` kernel: the plan of a
+/// filter of the same shape, origin, `cval` and mask count (the plan does
+/// not depend on the taps' values).
+fn runs_register_blocked(gpu: &Gpu, case: &Case) -> bool {
+    let count = if case.per_channel { case.img.channels } else { 1 };
+    let masks = vec![0.25f32; count * case.mw * case.mh];
+    let f = if case.per_channel {
+        Filter2d::<u8>::per_channel(gpu, &masks, case.mw, case.mh, case.op, case.mode)
+    } else {
+        Filter2d::<u8>::new(gpu, &masks, case.mw, case.mh, case.op, case.mode)
+    };
+    let f = f.unwrap().with_cval(case.cval).with_origin(case.origin.0, case.origin.1).unwrap();
+    f.plan(case.img).unwrap().register_blocked()
+}
+
+/// The register-blocked `u8` kernels (`conv2d_sepr{C}_u8_w{K}`): every
+/// channel count, window (3, 5, 7) and mode with `cval`, both operations,
+/// narrower and off-centre masks (origins at both ends), one mask or one
+/// per channel; rows of several warps and blocks, rows whose byte count is
+/// not a multiple of 4 (pitched), images of several block rows and as
+/// small as the window, dense, pitched at 4 (not 16) bytes and at 16, and
+/// unaligned (which falls back to the tiled separable kernel). Then two
+/// threads on their own streams.
+#[test]
+fn register_blocked_u8() {
+    let gpu = gpu_or_skip!();
+    let (mut rng, seed) = common::rng();
+    let masks = [(3, 3), (5, 5), (2, 2), (4, 3), (3, 5), (7, 7), (6, 2)];
+    let mut k = 0usize;
+    let mut ran = 0usize;
+    for channels in [1, 3, 4] {
+        let row = |w: usize| (w * channels).next_multiple_of(4);
+        let images = [
+            Image::new(8, 7, channels).unwrap(),
+            Image::new(36, 9, channels).unwrap(),
+            Image::new(1001, 150, channels).unwrap().with_pitches(row(1001) + 4, row(1001)),
+            Image::new(1000, 130, channels).unwrap(),
+            Image::new(301, 70, channels).unwrap().with_pitches((301 * channels).next_multiple_of(16) + 16, row(301)),
+            Image::new(99, 40, channels).unwrap().with_pitches(99 * channels + 1, 99 * channels + 3),
+        ];
+        for img in images {
+            for &(mw, mh) in &masks {
+                k += 1;
+                let ends = |w: usize, which: usize| match which % 3 {
+                    0 => 0,
+                    1 => -((w / 2) as isize),
+                    _ => ((w - 1) / 2) as isize,
+                };
+                let case = Case {
+                    img,
+                    mw,
+                    mh,
+                    per_channel: k.is_multiple_of(2),
+                    op: ConvOp::ALL[(k / 2) % 2],
+                    mode: Boundary::ALL[k % 5],
+                    cval: if k.is_multiple_of(3) { 2.5 } else { -1.25 },
+                    origin: (ends(mh, k + 1), ends(mw, k)),
+                    separable: true,
+                };
+                let aligned = img.in_pitch.is_multiple_of(4) && img.out_pitch.is_multiple_of(4);
+                let register = runs_register_blocked(&gpu, &case);
+                if (mw, mh) == (3, 3) && case.origin == (0, 0) {
+                    assert!(register, "a centred 3 x 3 mask takes the register-blocked kernel: {case:?}");
+                }
+                if (mw, mh) == (7, 7) && case.origin == (0, 0) && img.width >= 7 && img.height >= 7 {
+                    assert_eq!(register, channels == 1, "centred 7 x 7 masks: gray only: {case:?}");
+                }
+                ran += usize::from(register && aligned);
+                run_case::<u8>(&gpu, &mut rng, seed, case);
+            }
+        }
+    }
+    assert!(ran >= 40, "the register-blocked kernels ran {ran} times");
+    // The benchmark's shape at a test's size, on two threads' streams.
+    std::thread::scope(|s| {
+        for t in 0..2usize {
+            let gpu = gpu.clone();
+            s.spawn(move || {
+                let g = gpu.on(&gpu.new_stream().unwrap()).unwrap();
+                let (mut rng, seed) = common::rng();
+                for k in 0..3usize {
+                    let case = Case {
+                        img: Image::new(517 + 64 * t, 301 + k, 3).unwrap(),
+                        mw: 5,
+                        mh: 5,
+                        per_channel: k == 1,
+                        op: ConvOp::ALL[k % 2],
+                        mode: Boundary::ALL[(t + 2 * k) % 5],
+                        cval: 3.0,
+                        origin: (0, 0),
+                        separable: true,
+                    };
+                    assert!(runs_register_blocked(&g, &case), "{case:?}");
+                    run_case::<u8>(&g, &mut rng, seed, case);
+                }
+            });
+        }
+    });
+}
+
 /// scipy's `gaussian_filter` on an RGB image runs on the separable kernel
 /// and stays within the general kernel's bound.
 fn gaussian_on<S: Sample>(gpu: &Gpu) {

@@ -125,6 +125,31 @@ fn strip_kernels_read_every_tap_at_a_fixed_offset() {
     }
 }
 
+/// The register-blocked `u8` kernels (sm_80 and newer): bytes widen by
+/// `I2F.U8` (with a byte selector) and by `PRMT` into the mantissa of
+/// 2²³; rows arrive by `LDGSTS` (`cp.async`); every multiply-add takes
+/// its tap from a uniform register (the taps parameter, read at fixed
+/// offsets); on sm_90 each pair of outputs is rounded, saturated and
+/// packed by one `F2IP.U8`.
+#[test]
+fn register_blocked_u8_kernels() {
+    for c in compiled("register_blocked_u8_kernels").into_iter().filter(|c| c.arch >= 80) {
+        for k in ["conv2d_sepr1_u8_w3", "conv2d_sepr3_u8_w5", "conv2d_sepr4_u8_w5", "conv2d_sepr1_u8_w7"] {
+            let sass = c.kernel(k).unwrap_or_else(|| panic!("sm_{}: {k} is not in the module", c.arch));
+            let has = |op: &str| sass.iter().any(|i| i.opcode.starts_with(op));
+            for op in ["I2F.U8", "PRMT", "LDGSTS", "LDS"] {
+                assert!(has(op), "sm_{} {k}: no {op}", c.arch);
+            }
+            if c.arch >= 90 {
+                assert!(has("F2IP.U8"), "sm_{} {k}: no F2IP.U8", c.arch);
+            }
+            let fma: Vec<_> = sass.iter().filter(|i| i.base() == "FFMA").collect();
+            let uniform = fma.iter().filter(|i| i.operands.contains("UR")).count();
+            assert!(uniform * 2 > fma.len(), "sm_{} {k}: {uniform} of {} FFMA take a uniform tap", c.arch, fma.len());
+        }
+    }
+}
+
 #[test]
 fn no_stack_spills_or_local_memory() {
     for c in compiled("no_stack_spills_or_local_memory") {

@@ -31,7 +31,7 @@
 //! * [`probe`]: one small kernel per device-support piece, so each piece is
 //!   exercised on the GPU and inspected in SASS.
 #![no_std]
-#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, stdarch_nvptx, asm_experimental_arch))]
+#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, stdarch_nvptx, asm_experimental_arch, stmt_expr_attributes))]
 
 pub mod access;
 pub mod alignment;

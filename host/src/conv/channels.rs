@@ -45,12 +45,13 @@ use std::sync::Arc;
 
 pub use coalesce_kernels::conv::batch::{CHAN_OUTPUTS, CHAN_ROWS, CHAN_X, CHAN_Y, chan_shared_elems};
 pub use coalesce_kernels::conv::sepchan::{SEPC_ROWS, SEPC_THREADS, sepc_shared_bytes, sepc_tiles};
+pub use coalesce_kernels::conv::sepreg::{SEPR_PARAM_BYTES, SEPR_THREADS, SEPR_WIDTHS, sepr_shared_bytes, sepr_strip};
 
 use super::batch::{Sample, left_for_origin};
 use super::{Boundary, ConvElem, ConvOp};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
-use crate::launch::{DevicePtr, KernelArg, LaunchConfig};
+use crate::launch::{DevicePtr, KernelArg, LaunchConfig, ParamArray};
 use crate::memory::{DeviceBuffer, DeviceView, DeviceViewMut};
 use coalesce_kernels::conv::batch::FLAG_VECTOR;
 
@@ -151,8 +152,15 @@ pub struct ChanPlan {
     /// Threads per block.
     pub threads: u32,
     /// Tile width in pixels of the separable kernels (0 for the general
-    /// ones).
+    /// ones; for the register-blocked kernels, the pixels of a block).
     pub tile_px: u32,
+    /// Blocks down the image: the register-blocked kernels' grid is
+    /// `grid × grid_y`, each block row `rows` output rows (1 and 0 for the
+    /// others).
+    pub grid_y: u32,
+    /// Output rows of each block row of the register-blocked kernels (0
+    /// for the others).
+    pub rows: u32,
 }
 
 impl ChanPlan {
@@ -160,6 +168,11 @@ impl ChanPlan {
     /// [`Filter2d::factors`]).
     pub fn separable(&self) -> bool {
         self.tile_px > 0
+    }
+
+    /// Whether a register-blocked kernel (`conv2d_sepr{C}_u8_w{K}`) runs.
+    pub fn register_blocked(&self) -> bool {
+        self.rows > 0
     }
 }
 
@@ -182,6 +195,26 @@ macro_rules! sepc_names {
     };
 }
 sepc_names!("f32", "f16", "bf16", "u8", "u16");
+
+/// The register-blocked kernels (`u8`), as `(channels, window, name)`.
+const REG_KERNELS: &[(usize, usize, &str)] = &[
+    (1, 3, "conv2d_sepr1_u8_w3"),
+    (3, 3, "conv2d_sepr3_u8_w3"),
+    (4, 3, "conv2d_sepr4_u8_w3"),
+    (1, 5, "conv2d_sepr1_u8_w5"),
+    (3, 5, "conv2d_sepr3_u8_w5"),
+    (4, 5, "conv2d_sepr4_u8_w5"),
+    (1, 7, "conv2d_sepr1_u8_w7"),
+];
+
+/// Most output rows of a block row of the register-blocked kernels.
+const SEPR_MAX_ROWS: usize = 64;
+
+/// The register-blocked `u8` kernel for `channels` and window `k` (taps
+/// per axis), if one is built.
+pub fn register_kernel_name(channels: usize, k: usize) -> Option<&'static str> {
+    REG_KERNELS.iter().find(|&&(c, w, _)| c == channels && w == k).map(|&(_, _, name)| name)
+}
 
 /// The separable kernel for storage type `ty` and `channels` (1, 3 or
 /// 4); `f64` has none.
@@ -471,6 +504,9 @@ impl<S: Sample> Filter2d<S> {
             });
         }
         let limit = info.limits.max_shared_per_block_optin as usize;
+        if let Some(plan) = self.register_plan(img)? {
+            return Ok(plan);
+        }
         if let Some(plan) = self.separable_plan(img, limit)? {
             return Ok(plan);
         }
@@ -489,7 +525,15 @@ impl<S: Sample> Filter2d<S> {
         let resident = info.sm_count.max(1).saturating_mul(per_sm.max(1)) as usize;
         let tiles = img.width.div_ceil(CHAN_X).saturating_mul(img.height.div_ceil(CHAN_ROWS));
         let grid = tiles.clamp(1, resident.min(info.limits.max_grid_dim[0] as usize)) as u32;
-        Ok(ChanPlan { kernel, grid, shared_bytes: bytes as u32, threads: (CHAN_X * CHAN_Y) as u32, tile_px: 0 })
+        Ok(ChanPlan {
+            kernel,
+            grid,
+            shared_bytes: bytes as u32,
+            threads: (CHAN_X * CHAN_Y) as u32,
+            tile_px: 0,
+            grid_y: 1,
+            rows: 0,
+        })
     }
 
     /// The separable kernel's launch, when the mask factors, they are
@@ -519,7 +563,87 @@ impl<S: Sample> Filter2d<S> {
         let resident = info.sm_count.max(1).saturating_mul(per_sm.max(1)) as usize;
         let count = img.width.div_ceil(tile).saturating_mul(img.height.div_ceil(SEPC_ROWS));
         let grid = count.clamp(1, resident.min(info.limits.max_grid_dim[0] as usize)) as u32;
-        Ok(Some(ChanPlan { kernel, grid, shared_bytes: bytes(tile) as u32, threads, tile_px: tile as u32 }))
+        Ok(Some(ChanPlan {
+            kernel,
+            grid,
+            shared_bytes: bytes(tile) as u32,
+            threads,
+            tile_px: tile as u32,
+            grid_y: 1,
+            rows: 0,
+        }))
+    }
+
+    /// The centred window (3, 5 or 7 taps per axis) of the
+    /// register-blocked kernels that holds both axes' taps at their
+    /// `left`, with the kernel for `channels`, if one is built.
+    fn register_window(&self, channels: usize) -> Option<(usize, &'static str)> {
+        let reach = |w: usize, left: usize| left.max(w - 1 - left);
+        let need = reach(self.mw, self.left.0).max(reach(self.mh, self.left.1));
+        let k = SEPR_WIDTHS.into_iter().find(|&k| k / 2 >= need)?;
+        register_kernel_name(channels, k).map(|name| (k, name))
+    }
+
+    /// The register-blocked kernel's launch (sm_80 and newer, `u8` data, a factored mask
+    /// within a 7 × 7 window, an image of at least the window in both
+    /// axes, finite `cval`; the layout's alignment is checked at run
+    /// time), with the rows of each block row chosen so that the blocks
+    /// fill whole waves of the device at the least halo.
+    fn register_plan(&self, img: Image) -> Result<Option<ChanPlan>> {
+        let sm80 = self.gpu.info().cc_major >= 8;
+        if S::NAME != "u8" || !sm80 || self.factors.is_none() || !self.use_factors || !(self.cval as f32).is_finite() {
+            return Ok(None);
+        }
+        let Some((k, kernel)) = self.register_window(img.channels) else { return Ok(None) };
+        let row = img.width.saturating_mul(img.channels);
+        if img.width < k || img.height < k || row >= 1 << 30 || img.height >= 1 << 30 {
+            return Ok(None);
+        }
+        let info = self.gpu.info();
+        let threads = SEPR_THREADS as u32;
+        let bytes = sepr_shared_bytes(img.channels, k, SEPR_THREADS);
+        let per_sm = self.gpu.max_active_blocks_per_sm(kernel, threads, bytes)?;
+        let resident = info.sm_count.max(1).saturating_mul(per_sm.max(1)) as usize;
+        let strip = sepr_strip(img.channels, k);
+        let gx = row.div_ceil(strip).div_ceil(SEPR_THREADS);
+        let max_y = info.limits.max_grid_dim[1] as usize;
+        // Waves × (rows + halo) per block: the time of the slowest SM.
+        let cost = |r: usize| gx.saturating_mul(img.height.div_ceil(r)).div_ceil(resident) * (r + k - 1);
+        let rows = (8..=SEPR_MAX_ROWS.max(8))
+            .map(|r| r.min(img.height))
+            .filter(|&r| img.height.div_ceil(r) <= max_y)
+            .min_by_key(|&r| (cost(r), usize::MAX - r))
+            .unwrap_or(img.height);
+        if gx > info.limits.max_grid_dim[0] as usize || img.height.div_ceil(rows) > max_y {
+            return Ok(None);
+        }
+        Ok(Some(ChanPlan {
+            kernel,
+            grid: gx as u32,
+            shared_bytes: bytes as u32,
+            threads,
+            tile_px: (SEPR_THREADS * strip / img.channels) as u32,
+            grid_y: img.height.div_ceil(rows) as u32,
+            rows: rows as u32,
+        }))
+    }
+
+    /// The register-blocked kernels' taps parameter: per channel, the row
+    /// taps then the column taps, each centred in the window of `k`.
+    fn register_taps(&self, factors: &Factors, channels: usize, k: usize) -> Result<ParamArray> {
+        let mut taps = vec![0.0f32; SEPR_PARAM_BYTES / 4];
+        let (lx, ly) = self.left;
+        for c in 0..channels {
+            let m = if self.masks > 1 { c } else { 0 };
+            for (axis, (src, w, left)) in
+                [(&factors.rows, self.mw, lx), (&factors.cols, self.mh, ly)].into_iter().enumerate()
+            {
+                for i in 0..w {
+                    taps[(2 * c + axis) * k + k / 2 + i - left] = src[m * w + i];
+                }
+            }
+        }
+        ParamArray::new(&taps, SEPR_PARAM_BYTES)
     }
 
     /// Filters `input` into `output`, both laid out as `img`,
@@ -534,6 +658,37 @@ impl<S: Sample> Filter2d<S> {
         }
         let (src, dst, masks) = (input.device_ptr(), output.device_ptr(), self.dev.device_ptr());
         let (width, height, in_pitch, out_pitch) = (img.width, img.height, img.in_pitch, img.out_pitch);
+        if let (true, Some(factors)) = (plan.register_blocked(), &self.factors) {
+            let words = |p: DevicePtr, pitch: usize| p.0.is_multiple_of(4) && pitch.is_multiple_of(4);
+            if words(src, in_pitch) && words(dst, out_pitch) {
+                let (k, _) = self.register_window(img.channels).expect("the plan found a window");
+                let taps = self.register_taps(factors, img.channels, k)?;
+                let vector = src.0.is_multiple_of(16) && in_pitch.is_multiple_of(16);
+                let flags = if vector { FLAG_VECTOR } else { 0 };
+                let (w, h, rows, mode) = (width as u32, height as u32, plan.rows, self.mode.raw());
+                let cval = self.cval as f32;
+                let args: [&dyn KernelArg; 11] =
+                    [&src, &dst, &w, &h, &in_pitch, &out_pitch, &rows, &mode, &cval, &flags, &taps];
+                let cfg = LaunchConfig::new((plan.grid, plan.grid_y), (plan.threads, 1, 1))
+                    .with_shared_mem(plan.shared_bytes);
+                // SAFETY: the views live on this GPU and hold `img`
+                // (checked), and cannot overlap; both bases are 4-byte
+                // aligned and both pitches multiples of 4 bytes (checked
+                // here), FLAG_VECTOR only at 16; the image is at least the
+                // window in both axes and below 2^30 elements a row (the
+                // plan); the taps parameter holds every channel's centred
+                // taps; the grid covers every strip and row; the shared
+                // memory is the kernel's layout's.
+                unsafe { self.gpu.launch(plan.kernel, &cfg, &args)? };
+                return Ok(plan);
+            }
+        }
+        let plan = if plan.register_blocked() {
+            self.separable_plan(img, self.gpu.info().limits.max_shared_per_block_optin as usize)?
+                .expect("a factored u8 mask has a separable plan")
+        } else {
+            plan
+        };
         if let (true, Some(factors)) = (plan.separable(), &self.factors) {
             let size = std::mem::size_of::<S>();
             let aligned = |p: DevicePtr, pitch: usize| p.0.is_multiple_of(16) && (pitch * size).is_multiple_of(16);
@@ -613,6 +768,32 @@ impl<S: Sample> std::fmt::Debug for Filter2d<S> {
 mod tests {
     use super::*;
     use coalesce_kernels::conv::sepchan::{sepc_padded, sepc_plane, sepc_raw_row, sepc_span};
+
+    /// The register-blocked kernels' layout, as the kernels assume it: a
+    /// strip is whole pixels and whole words; the row taps' reach and the
+    /// shift to the first word fit the slot's pad, so the last lane's
+    /// window ends inside its warp's slot; slots are whole 16-byte chunks;
+    /// every channel's taps fit the parameter; two blocks' slots fit the
+    /// SM.
+    #[test]
+    fn register_blocked_layout_invariants() {
+        use coalesce_kernels::conv::sepreg::{SEPR_PAD, sepr_halo, sepr_shift, sepr_slot, sepr_window, sepr_words};
+        for &(c, k, name) in REG_KERNELS {
+            let (b, h, s, w) = (sepr_strip(c, k), sepr_halo(c, k), sepr_shift(c, k), sepr_words(c, k));
+            assert!(b.is_multiple_of(4) && b.is_multiple_of(c), "{name}: strip {b}");
+            assert_eq!((h + s) % 4, 0, "{name}: the window's first word is aligned");
+            assert!(h + s <= SEPR_PAD, "{name}: reach {h} + shift {s} over the pad");
+            assert!(4 * w >= s + sepr_window(c, k) && 4 * w < s + sepr_window(c, k) + 4, "{name}: words {w}");
+            let slot = sepr_slot(b);
+            assert_eq!(slot % 16, 0, "{name}");
+            assert!(31 * b + SEPR_PAD - h - s + 4 * w <= slot, "{name}: lane 31's window leaves the slot");
+            assert!(2 * c * k * 4 <= SEPR_PARAM_BYTES, "{name}: taps");
+            assert!(2 * sepr_shared_bytes(c, k, SEPR_THREADS) <= 100 * 1024, "{name}: shared memory");
+            assert_eq!(register_kernel_name(c, k), Some(name));
+            assert!(SEPR_WIDTHS.contains(&k));
+        }
+        assert_eq!(register_kernel_name(3, 7), None);
+    }
 
     /// The separable kernels' shared-memory layout, as the kernels assume
     /// it: every region 16-byte aligned, the raw row long enough for the

@@ -16,6 +16,8 @@
 //!   the separable row and column passes, with their layouts.
 //! * [`sepchan`]: fused separable 2D filters over interleaved channels
 //!   (rank-1 masks), every storage type that accumulates in `f32`.
+//! * [`sepreg`]: register-blocked separable 2D filters for 8-bit images
+//!   and masks of at most 7 × 7.
 //! * [`batch_tensor`]: the batched rows kernels' tensor-core form for
 //!   bf16 signals.
 //! * [`tensor`]: 1D convolution on tensor cores (sm_80 and newer, `f32`),
@@ -33,6 +35,7 @@ pub mod conv2d;
 #[cfg(target_arch = "nvptx64")]
 pub mod elem;
 pub mod sepchan;
+pub mod sepreg;
 pub mod tensor;
 pub mod tensor2d;
 
@@ -94,6 +97,13 @@ pub const LAUNCH_BOUNDS_MIN_SM: u32 = 90;
 /// them. Every launch of these kernels uses at most `T` threads (256:
 /// [`conv1d`] uses 256-thread blocks, [`conv2d`] blocks of 32 × at most 8).
 pub const LAUNCH_BOUNDS: &[(&str, u32, u32)] = &[
+    ("conv2d_sepr1_u8_w3", 256, 2),
+    ("conv2d_sepr3_u8_w3", 256, 2),
+    ("conv2d_sepr4_u8_w3", 256, 2),
+    ("conv2d_sepr1_u8_w5", 256, 2),
+    ("conv2d_sepr3_u8_w5", 256, 2),
+    ("conv2d_sepr4_u8_w5", 256, 2),
+    ("conv2d_sepr1_u8_w7", 256, 2),
     ("conv2d_sepc1_f32", 256, 2),
     ("conv2d_sepc3_f32", 256, 2),
     ("conv2d_sepc4_f32", 256, 2),
