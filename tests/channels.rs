@@ -227,9 +227,9 @@ fn runs_register_blocked(gpu: &Gpu, case: &Case) -> bool {
 /// narrower and off-centre masks (origins at both ends), one mask or one
 /// per channel; rows of several warps and blocks, rows whose byte count is
 /// not a multiple of 4 (pitched), images of several block rows and as
-/// small as the window, dense, pitched at 4 (not 16) bytes and at 16, and
-/// unaligned (which falls back to the tiled separable kernel). Then two
-/// threads on their own streams.
+/// small as the window, dense and pitched; inputs not 16-byte aligned and
+/// constant mode with `cval ≠ 0` fall back to the tiled separable kernel.
+/// Then two threads on their own streams.
 #[test]
 fn register_blocked_u8() {
     let gpu = gpu_or_skip!();
@@ -279,7 +279,7 @@ fn register_blocked_u8() {
             }
         }
     }
-    assert!(ran >= 40, "the register-blocked kernels ran {ran} times");
+    assert!(ran >= 25, "the register-blocked kernels ran {ran} times");
     // The benchmark's shape at a test's size, on two threads' streams.
     std::thread::scope(|s| {
         for t in 0..2usize {

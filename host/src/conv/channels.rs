@@ -584,14 +584,16 @@ impl<S: Sample> Filter2d<S> {
         register_kernel_name(channels, k).map(|name| (k, name))
     }
 
-    /// The register-blocked kernel's launch (sm_80 and newer, `u8` data, a factored mask
-    /// within a 7 × 7 window, an image of at least the window in both
-    /// axes, finite `cval`; the layout's alignment is checked at run
-    /// time), with the rows of each block row chosen so that the blocks
-    /// fill whole waves of the device at the least halo.
+    /// The register-blocked kernel's launch (sm_80 and newer, `u8` data,
+    /// a factored mask within the window of a built kernel, an image of at
+    /// least the window in both axes, `cval` 0 in constant mode; the
+    /// layout's alignment is checked at run time), with the rows of each
+    /// block row chosen so that the blocks fill whole waves of the device
+    /// at the least halo.
     fn register_plan(&self, img: Image) -> Result<Option<ChanPlan>> {
         let sm80 = self.gpu.info().cc_major >= 8;
-        if S::NAME != "u8" || !sm80 || self.factors.is_none() || !self.use_factors || !(self.cval as f32).is_finite() {
+        let zeros = self.mode != Boundary::Zero || self.cval == 0.0;
+        if S::NAME != "u8" || !sm80 || !zeros || self.factors.is_none() || !self.use_factors {
             return Ok(None);
         }
         let Some((k, kernel)) = self.register_window(img.channels) else { return Ok(None) };
@@ -659,26 +661,23 @@ impl<S: Sample> Filter2d<S> {
         let (src, dst, masks) = (input.device_ptr(), output.device_ptr(), self.dev.device_ptr());
         let (width, height, in_pitch, out_pitch) = (img.width, img.height, img.in_pitch, img.out_pitch);
         if let (true, Some(factors)) = (plan.register_blocked(), &self.factors) {
-            let words = |p: DevicePtr, pitch: usize| p.0.is_multiple_of(4) && pitch.is_multiple_of(4);
-            if words(src, in_pitch) && words(dst, out_pitch) {
+            let aligned =
+                |p: DevicePtr, pitch: usize, to: usize| p.0.is_multiple_of(to as u64) && pitch.is_multiple_of(to);
+            if aligned(src, in_pitch, 16) && aligned(dst, out_pitch, 4) {
                 let (k, _) = self.register_window(img.channels).expect("the plan found a window");
                 let taps = self.register_taps(factors, img.channels, k)?;
-                let vector = src.0.is_multiple_of(16) && in_pitch.is_multiple_of(16);
-                let flags = if vector { FLAG_VECTOR } else { 0 };
                 let (w, h, rows, mode) = (width as u32, height as u32, plan.rows, self.mode.raw());
-                let cval = self.cval as f32;
-                let args: [&dyn KernelArg; 11] =
-                    [&src, &dst, &w, &h, &in_pitch, &out_pitch, &rows, &mode, &cval, &flags, &taps];
+                let args: [&dyn KernelArg; 9] = [&src, &dst, &w, &h, &in_pitch, &out_pitch, &rows, &mode, &taps];
                 let cfg = LaunchConfig::new((plan.grid, plan.grid_y), (plan.threads, 1, 1))
                     .with_shared_mem(plan.shared_bytes);
                 // SAFETY: the views live on this GPU and hold `img`
-                // (checked), and cannot overlap; both bases are 4-byte
-                // aligned and both pitches multiples of 4 bytes (checked
-                // here), FLAG_VECTOR only at 16; the image is at least the
-                // window in both axes and below 2^30 elements a row (the
-                // plan); the taps parameter holds every channel's centred
-                // taps; the grid covers every strip and row; the shared
-                // memory is the kernel's layout's.
+                // (checked), and cannot overlap; the input's base and pitch
+                // are multiples of 16 bytes, the output's of 4 (checked
+                // here); the image is at least the window in both axes and
+                // below 2^30 elements a row, `cval` is 0 in constant mode
+                // (the plan); the taps parameter holds every channel's
+                // centred taps; the grid covers every strip and row; the
+                // shared memory is the kernel's layout's.
                 unsafe { self.gpu.launch(plan.kernel, &cfg, &args)? };
                 return Ok(plan);
             }

@@ -14,12 +14,12 @@
 //!    run of `rows` output rows.
 //! 2. **Rows staged per warp.** A warp's 32 strips with [`SEPR_PAD`]
 //!    bytes on either side arrive in shared memory by `cp.async`, 16 bytes
-//!    per lane (4 where the input is not 16-byte aligned), into one of
+//!    per lane, into one of
 //!    [`SEPR_STAGES`] slots: three rows are in flight while one is used,
 //!    without holding registers. Only `bar.warp.sync` orders them, never a
 //!    block barrier. Bytes outside the row, where a warp's slot reaches
 //!    past either end, are written one by one through the boundary mode
-//!    (zeros in constant mode).
+//!    (zeros in constant mode), and rows outside the image likewise.
 //! 3. **Row pass.** Each lane reads its window (the strip and the row
 //!    taps' reach) as 32-bit words, widens every byte to `f32` once (half
 //!    of them by `I2F.U8` with a byte selector, half by placing the byte in
@@ -37,22 +37,23 @@
 //! [`crate::dev::param`]): the multiply-adds take them from uniform
 //! registers, and no launch shares them. A mask narrower than `K`, or off
 //! centre (scipy's `origin`), is padded with zero taps to the centred
-//! window: zero times a finite value adds nothing (the host keeps
-//! non-finite `cval` on [`sepchan`](super::sepchan)).
+//! window: zero times a byte adds nothing.
 //!
-//! Constant mode stages zeros outside the image and adds the `cval · tap`
-//! terms to the row sums of the rows and windows that leave it: the same
-//! terms in another order, within the same error bound.
+//! The code is kept small on purpose: the `K` unrolled steps of the ring
+//! are the hot loop, and every path they inline is fetched with them (a
+//! build that also handled a nonzero `cval` and 4-byte-aligned rows inside
+//! the steps spent a third of its cycles waiting for instructions). So
+//! the host sends constant mode with `cval ≠ 0`, and inputs whose base or
+//! pitch is not a multiple of 16 bytes, to [`sepchan`](super::sepchan).
 //!
 //! The kernels take `(input, output, width, height, in_pitch, out_pitch,
-//! rows, mode, cval, flags, taps)`: pitches in bytes, multiples of 4, both
-//! bases 4-byte aligned, width and height at least `K`; `rows` the output
-//! rows of each block row (grid `y`); `flags` bit
-//! [`FLAG_VECTOR`](super::batch::FLAG_VECTOR) when the input's base and
-//! pitch are multiples of 16; `taps` [`SEPR_PARAM_BYTES`] bytes, per
-//! channel `c` (`C` of them, the mask repeated when one serves all) the
-//! `K` row taps at `2cK` and the `K` column taps at `(2c + 1)K`, `f32`,
-//! correlation order, centred.
+//! rows, mode, taps)`: pitches in bytes; the input's base and pitch
+//! multiples of 16, the output's of 4; width and height at least `K`;
+//! `rows` the output rows of each block row (grid `y`); `mode` a
+//! [`Boundary`](super::Boundary) raw value (constant mode: zeros); `taps`
+//! [`SEPR_PARAM_BYTES`] bytes, per channel `c` (`C` of them, the mask
+//! repeated when one serves all) the `K` row taps at `2cK` and the `K`
+//! column taps at `(2c + 1)K`, `f32`, correlation order, centred.
 
 /// Threads per block.
 pub const SEPR_THREADS: usize = 256;
@@ -114,13 +115,12 @@ pub const fn sepr_words(channels: usize, k: usize) -> usize {
 // kernels are built for sm_80 and newer.
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_80"))]
 mod kernels {
-    use super::super::batch::FLAG_VECTOR;
     #[cfg(doc)]
     use super::sepr_shared_bytes;
     use super::{
         SEPR_PAD, SEPR_PARAM_BYTES, SEPR_STAGES, sepr_halo, sepr_shift, sepr_slot, sepr_strip, sepr_window, sepr_words,
     };
-    use crate::conv::elem::{ConvElem, unroll};
+    use crate::conv::elem::{ConvElem, opaque, unroll};
     use crate::dev::index::{block_dim_x, block_idx_x, thread_idx_x};
     use crate::dev::param::{ParamBytes, ParamSymbol};
     use crate::dev::pipeline;
@@ -217,8 +217,6 @@ mod kernels {
         pub out_pitch: usize,
         pub rows: u32,
         pub mode: u32,
-        pub cval: f32,
-        pub flags: u32,
     }
 
     /// Tap `j` of channel `c`'s row (`axis` 0) or column (`axis` 1) taps,
@@ -241,7 +239,7 @@ mod kernels {
     /// `0 … n` maps to `lo.0·p + lo.1` below it and `hi.0·p + hi.1` above
     /// it, exact for `1 − n ≤ p ≤ 2n − 2` and `n ≥ 2` (the host sends images
     /// smaller than the window to [`sepchan`](super::super::sepchan)); −1 is
-    /// `cval` (constant mode).
+    /// zero (constant mode).
     /// The modes of [`map_index32`](crate::conv::boundary::map_index32)
     /// without their divisions or a branch per mode.
     #[derive(Clone, Copy)]
@@ -264,7 +262,7 @@ mod kernels {
             Axis { n, lo, hi }
         }
 
-        /// The index position `p` takes, −1 for `cval`, and −1 too
+        /// The index position `p` takes, −1 for zero, and −1 too
         /// beyond one reflection (`p < 1 − n` or `p > 2n − 2`, where
         /// mirror mode would leave the axis: positions that only the
         /// staging's pads and prefetches reach, never an output's window,
@@ -343,17 +341,12 @@ mod kernels {
         let slots = unsafe { dynamic::<u32>() }.addr_of(0) + (t / 32) * SEPR_STAGES as u32 * slot;
         let origin = (s - lane * B as u32) as i32 - SEPR_PAD as i32;
         let chunks = slot / 16;
-        let vector = a.flags & FLAG_VECTOR != 0;
         let inside = |g: i32, bytes: u32| g >= 0 && g as u32 + bytes <= row_bytes;
         let warp_inside = inside(origin, slot);
-        // This lane's window starts, and ends, inside the row.
-        let first_inside = s >= H as u32;
-        let last_inside = s as i32 + (B + H) as i32 <= row_bytes as i32;
         // Stages input row `y` into slot `k`, as one commit group: 16-byte
-        // copies (4-byte ones without FLAG_VECTOR) where they lie inside
-        // the row, byte by byte through the boundary mode elsewhere; zeros
-        // outside the image in constant mode (`cval` is added to the sums
-        // instead: see `row_pass`).
+        // copies where they lie inside the row, byte by byte through the
+        // boundary mode elsewhere; zeros outside the image in constant mode
+        // (whose `cval` is 0 here).
         let stage = #[inline(always)]
         |y: i32, k: u32| {
             let yy = rows.map(y);
@@ -361,9 +354,15 @@ mod kernels {
             let line = unsafe { a.input.add(yy.max(0) as usize * a.in_pitch) };
             let live = yy >= 0;
             let dst = slots + k * slot;
+            // A loop, not unrolled (by LLVM: its count is opaque; by
+            // `ptxas`: `.pragma "nounroll"`): it runs at the rows' ends
+            // only, and unrolled into each of the ring's steps it made the
+            // hot loop too large for the instruction cache.
             let by_bytes = #[inline(always)]
             |g: i32, at: u32, n: u32| {
-                for m in 0..n {
+                for m in 0..opaque(n as usize) as u32 {
+                    // SAFETY: a directive to `ptxas` at the loop's head.
+                    unsafe { asm!(".pragma \"nounroll\";", options(nomem, nostack, preserves_flags)) };
                     let e = g + m as i32;
                     let p = e.div_euclid(C as i32);
                     let px = cols.map(p);
@@ -377,32 +376,18 @@ mod kernels {
                     unsafe { st_shared_u8(at + m, value) };
                 }
             };
-            if vector {
-                let mut q = lane;
-                while q < chunks {
-                    let g = origin + 16 * q as i32;
-                    if warp_inside || inside(g, 16) {
-                        // SAFETY: 16 bytes of row yy (when live), 16-byte
-                        // aligned (FLAG_VECTOR; origin a multiple of 16).
-                        unsafe { pipeline::copy16(dst + 16 * q, line.offset(g as isize), live) };
-                    } else {
-                        by_bytes(g, dst + 16 * q, 16);
-                    }
-                    q += 32;
+            let mut q = lane;
+            while q < chunks {
+                let g = origin + 16 * q as i32;
+                if warp_inside || inside(g, 16) {
+                    // SAFETY: 16 bytes of row yy (when live), 16-byte
+                    // aligned (base and pitch multiples of 16; origin a
+                    // multiple of 16).
+                    unsafe { pipeline::copy16(dst + 16 * q, line.offset(g as isize), live) };
+                } else {
+                    by_bytes(g, dst + 16 * q, 16);
                 }
-            } else {
-                let mut q = lane;
-                while q < slot / 4 {
-                    let g = origin + 4 * q as i32;
-                    if warp_inside || inside(g, 4) {
-                        // SAFETY: 4 bytes of row yy (when live), 4-byte
-                        // aligned.
-                        unsafe { pipeline::copy_u32(dst + 4 * q, line.offset(g as isize).cast(), live) };
-                    } else {
-                        by_bytes(g, dst + 4 * q, 4);
-                    }
-                    q += 32;
-                }
+                q += 32;
             }
             pipeline::commit_group();
         };
@@ -423,17 +408,10 @@ mod kernels {
             });
             x
         };
-        // Constant mode with `cval ≠ 0`: positions outside the image were
-        // staged as zeros, and their `cval · tap` terms are added here (a
-        // sum of the same terms in another order, within the same bound).
-        let cval_terms = a.mode == 0 && a.cval != 0.0;
-        let row_bytes_i = row_bytes as i32;
-        // The row taps over input row `y`'s window (from slot `k`), in tap
-        // order.
+        // The row taps over the window in slot `k`, in tap order.
         let row_pass = #[inline(always)]
-        |y: i32, k: u32| -> [f32; B] {
+        |k: u32| -> [f32; B] {
             let x = widen(k);
-            let outside_row = cval_terms && rows.map(y) < 0;
             let mut h = [0.0f32; B];
             unroll!(const I in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] below B => {
                 let c = I % C;
@@ -443,24 +421,6 @@ mod kernels {
                 });
                 h[I] = acc;
             });
-            if outside_row {
-                // A row of cval: every term is cval · tap.
-                unroll!(const I in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] below B => {
-                    unroll!(const J in [0, 1, 2, 3, 4, 5, 6] below K => {
-                        h[I] = f32::fma(a.cval, tap::<P, K>(I % C, 0, J), h[I]);
-                    });
-                });
-            } else if cval_terms && !(first_inside && last_inside) {
-                // A window that leaves the row (this lane only).
-                unroll!(const I in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] below B => {
-                    unroll!(const J in [0, 1, 2, 3, 4, 5, 6] below K => {
-                        let e = s as i32 - H as i32 + (I + J * C) as i32;
-                        if e < 0 || e >= row_bytes_i {
-                            h[I] = f32::fma(a.cval, tap::<P, K>(I % C, 0, J), h[I]);
-                        }
-                    });
-                });
-            }
             h
         };
         let active = strip < strips;
@@ -501,7 +461,7 @@ mod kernels {
             pipeline::wait_group::<{ SEPR_STAGES as u32 - 1 }>();
             // SAFETY: as above; the other lanes' copies are then visible.
             unsafe { sync_warp() };
-            row_pass(y, k)
+            row_pass(k)
         };
 
         // The ring: slot (n + j) % K holds the row pass of input row
@@ -560,12 +520,10 @@ mod kernels {
                 out_pitch: usize,
                 rows: u32,
                 mode: u32,
-                cval: f32,
-                flags: u32,
                 _taps: ParamBytes<SEPR_PARAM_BYTES>,
             ) {
-                crate::param_symbol!(Taps = $name, 10);
-                let a = Args { input, output, width, height, in_pitch, out_pitch, rows, mode, cval, flags };
+                crate::param_symbol!(Taps = $name, 8);
+                let a = Args { input, output, width, height, in_pitch, out_pitch, rows, mode };
                 // SAFETY: same contract.
                 unsafe {
                     sepr::<

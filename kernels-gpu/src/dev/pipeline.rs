@@ -85,11 +85,6 @@ copy_scalar!(
     copy_f32, f32, 4
 );
 copy_scalar!(
-    /// Copies one `u32` (4 bytes) from `src` to `dst`, or zero when
-    /// `valid` is false.
-    copy_u32, u32, 4
-);
-copy_scalar!(
     /// Copies one `f64` (8 bytes) from `src` to `dst`, or zero when
     /// `valid` is false.
     copy_f64, f64, 8
