@@ -40,6 +40,14 @@
 //! built ([`Filter2d::factors`], [`factor_mask`] for the rule);
 //! [`Filter2d::with_separable`]`(false)` keeps the general kernels;
 //! [`ChanPlan::separable`] says which ran.
+//!
+//! `u8` images with a factored mask within a centred 3 × 3 or 5 × 5 window
+//! (7 × 7 for gray) take the register-blocked kernels instead
+//! (`conv2d_sepr{C}_u8_w{K}`, sm_80 and newer; see
+//! `coalesce_kernels::conv::sepreg`) when the input's base and pitch are
+//! multiples of 16 bytes, the output's of 4, the image is at least the
+//! window in both axes, and constant mode's `cval` is 0;
+//! [`ChanPlan::register_blocked`] says when they ran.
 
 use std::sync::Arc;
 
