@@ -288,14 +288,17 @@ fn register_blocked_u8() {
                 let g = gpu.on(&gpu.new_stream().unwrap()).unwrap();
                 let (mut rng, seed) = common::rng();
                 for k in 0..3usize {
+                    let row = (517 + 64 * t) * 3;
                     let case = Case {
-                        img: Image::new(517 + 64 * t, 301 + k, 3).unwrap(),
+                        img: Image::new(517 + 64 * t, 301 + k, 3)
+                            .unwrap()
+                            .with_pitches(row.next_multiple_of(16), row.next_multiple_of(4)),
                         mw: 5,
                         mh: 5,
                         per_channel: k == 1,
                         op: ConvOp::ALL[k % 2],
                         mode: Boundary::ALL[(t + 2 * k) % 5],
-                        cval: 3.0,
+                        cval: 0.0,
                         origin: (0, 0),
                         separable: true,
                     };
