@@ -34,8 +34,8 @@
 //!    then stored as 32-bit words.
 //!
 //! The taps travel by value in the kernel's parameter space (see
-//! [`crate::dev::param`]): the multiply-adds take them from uniform
-//! registers, and no launch shares them. A mask narrower than `K`, or off
+//! [`crate::dev::param`]): the multiply-adds take them as uniform registers
+//! (sm_90) or constant-bank operands (sm_80), and no launch shares them. A mask narrower than `K`, or off
 //! centre (scipy's `origin`), is padded with zero taps to the centred
 //! window: zero times a byte adds nothing.
 //!
