@@ -121,21 +121,12 @@ mod kernels {
         SEPR_PAD, SEPR_PARAM_BYTES, SEPR_STAGES, sepr_halo, sepr_shift, sepr_slot, sepr_strip, sepr_window, sepr_words,
     };
     use crate::conv::elem::{ConvElem, opaque, unroll};
-    use crate::dev::index::{block_dim_x, block_idx_x, thread_idx_x};
+    use crate::dev::index::{block_dim_x, block_idx_x, block_idx_y, thread_idx_x};
     use crate::dev::param::{ParamBytes, ParamSymbol};
     use crate::dev::pipeline;
     use crate::dev::shared::{SharedElem, dynamic};
     use crate::dev::warp::sync_warp;
     use core::arch::asm;
-
-    /// `blockIdx.y`.
-    #[inline(always)]
-    fn block_idx_y() -> u32 {
-        let v: u32;
-        // SAFETY: reads a special register.
-        unsafe { asm!("mov.u32 {v}, %ctaid.y;", v = out(reg32) v, options(pure, nomem, nostack, preserves_flags)) };
-        v
-    }
 
     /// Byte `b` (a constant 0 … 3) of `w` as `f32`, by `I2F.U8` with a
     /// byte selector (the conversion pipe).
