@@ -288,7 +288,12 @@ mod kernels {
                     // SAFETY: step q's heads and remainders for this lane,
                     // inside the table.
                     let a_hi = unsafe { ld_shared_v4(a_addr + (q * 1024) as u32) };
-                    let a_lo = if PRECISE { unsafe { ld_shared_v4(a_addr + (q * 1024 + 512) as u32) } } else { [0; 4] };
+                    let a_lo = if PRECISE {
+                        // SAFETY: as above (the remainders' half).
+                        unsafe { ld_shared_v4(a_addr + (q * 1024 + 512) as u32) }
+                    } else {
+                        [0; 4]
+                    };
                     // Unrolled by hand: the build caps LLVM's unrolling at
                     // 4, and a loop left rolled would index the
                     // accumulators at run time (local memory).
