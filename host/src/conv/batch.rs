@@ -49,15 +49,15 @@
 //! out-of-range values), so integer results here differ from scipy's by
 //! design.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use bytemuck::Pod;
 use cust::memory::DeviceCopy;
 
 pub use coalesce_kernels::conv::batch::{
-    COLS_OUTPUTS, COLS_ROWS, COLS_X, COLS_Y, FLAG_TENSOR, FLAG_VECTOR, ROWS_FIXED_MAX, ROWS_GROUPS, ROWS_OUTPUTS,
-    cols_shared_elems, rows_fixed_chunks, rows_shared_bytes, rows_shared_elems, rows_span, rows_stage_bytes,
-    rows_stages, rows_tc_shared_bytes,
+    COLS_OUTPUTS, COLS_ROWS, COLS_X, COLS_Y, FLAG_TENSOR, FLAG_VECTOR, ROWS_DRAW_TILES, ROWS_FIXED_MAX, ROWS_GROUPS,
+    ROWS_OUTPUTS, cols_shared_elems, rows_drawn_tiles, rows_fixed_chunks, rows_shared_bytes, rows_shared_elems,
+    rows_span, rows_stage_bytes, rows_stages, rows_tc_shared_bytes,
 };
 pub use coalesce_kernels::conv::batch_tensor::{RT_MIN_TAPS, RT_TILE_SCALE, rt_max_steps, rt_steps};
 
@@ -308,6 +308,10 @@ pub struct BatchPlan {
     /// Whether the tiles away from a row's ends run on tensor cores
     /// (`conv1d_rows_tc{S}_bf16`, see [`Filter1d::with_tensor_cores`]).
     pub tensor: bool,
+    /// Tiles that the blocks draw from a work counter,
+    /// [`ROWS_DRAW_TILES`] at a time, once their contiguous runs of the
+    /// others are done (the tensor form; 0: runs only).
+    pub drawn: usize,
 }
 
 impl BatchPlan {
@@ -365,6 +369,11 @@ pub struct Filter1d<S: Sample> {
     /// finite bf16 heads): checked once here, not per launch.
     tensor_taps: bool,
     dev: Arc<DeviceBuffer<S::Acc>>,
+    /// The tensor form's work counter: two words, zero between launches
+    /// (each launch's last block puts them back). The launches that share
+    /// it are ordered by the buffer's tracking; clones share it (they run
+    /// on the same stream), [`Filter1d::on`] makes a new one.
+    sched: Arc<Mutex<DeviceBuffer<u32>>>,
 }
 
 impl<S: Sample> Filter1d<S> {
@@ -440,6 +449,7 @@ impl<S: Sample> Filter1d<S> {
             tensor: true,
             tensor_taps,
             dev: Arc::new(dev),
+            sched: Arc::new(Mutex::new(gpu.alloc_zeroed(2)?)),
         })
     }
 
@@ -485,7 +495,9 @@ impl<S: Sample> Filter1d<S> {
 
     /// This filter queued on `stream` (same masks, shared).
     pub fn on(&self, stream: &crate::Stream) -> Result<Self> {
-        Ok(Filter1d { gpu: self.gpu.on(stream)?, taps: self.taps.clone(), dev: self.dev.clone(), ..*self })
+        let gpu = self.gpu.on(stream)?;
+        let sched = Arc::new(Mutex::new(gpu.alloc_zeroed(2)?));
+        Ok(Filter1d { gpu, taps: self.taps.clone(), dev: self.dev.clone(), sched, ..*self })
     }
 
     /// Mask width.
@@ -627,7 +639,19 @@ impl<S: Sample> Filter1d<S> {
         let per_sm = self.gpu.max_active_blocks_per_sm(kernel, block.0 * block.1, bytes)?;
         let resident = info.sm_count.max(1).saturating_mul(per_sm.max(1)) as usize;
         let grid = tiles.clamp(1, resident.min(info.limits.max_grid_dim[0] as usize)) as u32;
-        Ok(BatchPlan { kernel, axis: self.axis, signals, len, grid, block, shared_bytes: bytes as u32, vector, tensor })
+        let drawn = if tensor { rows_drawn_tiles(tiles, grid as usize) } else { 0 };
+        Ok(BatchPlan {
+            kernel,
+            axis: self.axis,
+            signals,
+            len,
+            grid,
+            block,
+            shared_bytes: bytes as u32,
+            vector,
+            tensor,
+            drawn,
+        })
     }
 
     /// Filters `input` into `output`, both laid out as `shape`,
@@ -679,15 +703,31 @@ impl<S: Sample> Filter1d<S> {
         let (w, left, mode) = (self.w as u32, self.left as u32, self.mode.raw());
         let cval = S::Acc::from_f64(self.cval);
         let flags = if vector { FLAG_VECTOR } else { 0 } | if plan.tensor { FLAG_TENSOR } else { 0 };
-        let args: [&dyn KernelArg; 13] =
-            [&src, &dst, &signals, &n, &in_pitch, &out_pitch, &masks, &stride, &w, &left, &mode, &cval, &flags];
+        // The work counter: held for the launch, ordered after its earlier
+        // launches on other streams (a write).
+        let mut sched = self.sched.lock().unwrap_or_else(|e| e.into_inner());
+        let counter = sched.as_view_mut();
+        let (sched_ptr, drawn) = if plan.drawn > 0 {
+            counter.check_gpu(&self.gpu, "filter1d")?;
+            (counter.device_ptr(), plan.drawn)
+        } else {
+            (DevicePtr(0), 0usize)
+        };
+        let args: [&dyn KernelArg; 15] = [
+            &src, &dst, &signals, &n, &in_pitch, &out_pitch, &masks, &stride, &w, &left, &mode, &cval, &flags,
+            &sched_ptr, &drawn,
+        ];
         // SAFETY: the views live on this GPU and hold `shape` (checked
         // above), and cannot overlap; the mask buffer holds `masks × w`
         // taps with masks 1, or at least `first + signals` read from mask
         // `first` on (checked by the plan); `left <
         // w`; the shared memory is the kernel's layout function's; vector
-        // access only when both bases and pitches are 16-byte multiples.
+        // access only when both bases and pitches are 16-byte multiples;
+        // the counter's two words are zero at the launch (the launch before
+        // that used them, ordered before this one, left them so) and stay
+        // locked until this launch is queued.
         unsafe { self.gpu.launch(plan.kernel, &plan.launch_config(), &args)? };
+        drop(sched);
         Ok(plan)
     }
 

@@ -117,6 +117,22 @@ pub const fn rows_shared_elems(threads: usize, w: usize) -> usize {
     rows_span(threads, w) + ROWS_OUTPUTS * w.div_ceil(ROWS_OUTPUTS)
 }
 
+/// The tiles one draw from a rows kernel's work counter hands a block
+/// (see `rows`): two, so that the runs' ends differ by a few microseconds
+/// at most while each draw's atomic and restarted copies are spread over
+/// two tiles.
+pub const ROWS_DRAW_TILES: usize = 2;
+
+/// Tiles of `tiles` that a rows kernel of `grid` blocks hands out by its
+/// work counter, [`ROWS_DRAW_TILES`] at a time, after each block's
+/// contiguous run of the rest: a fifth when there are at least four per
+/// block (on an H100, equal runs finished up to 12% apart: the SMs' own
+/// pace differs, and so does the cost of row ends), none otherwise or
+/// when they number 2^32 or more.
+pub const fn rows_drawn_tiles(tiles: usize, grid: usize) -> usize {
+    if tiles >= 4 * grid && tiles <= u32::MAX as usize { tiles / 5 } else { 0 }
+}
+
 /// Staging buffers of the rows kernels for a storage type of `size`
 /// bytes: 16–33 KiB of tiles in flight per block (2 tiles of `f32` or
 /// `f64`, 3 of 16-bit types, 4 of `u8`).
@@ -151,6 +167,7 @@ pub const fn rows_tc_shared_bytes(threads: usize, w: usize) -> usize {
     rows_shared_elems(tt, w) * 4
         + super::batch_tensor::RT_STAGES * rows_stage_bytes(tt, w, 2)
         + super::batch_tensor::RT_TABLE_BYTES
+        + super::batch_tensor::RT_DRAW_BYTES
 }
 
 /// Shared-memory elements (of the accumulation type) of a columns kernel
@@ -169,6 +186,23 @@ pub struct F16(pub u16);
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[repr(transparent)]
 pub struct Bf16(pub u16);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fifth of the tiles are drawn once there are four per block, none
+    /// below that or from 2^32 tiles on (the kernels draw with 32-bit
+    /// counters).
+    #[test]
+    fn drawn_tiles() {
+        assert_eq!(rows_drawn_tiles(396 * 4 - 1, 396), 0);
+        assert_eq!(rows_drawn_tiles(396 * 4, 396), 396 * 4 / 5);
+        assert_eq!(rows_drawn_tiles(16384, 396), 3276);
+        assert_eq!(rows_drawn_tiles(1 << 32, 1), 0);
+        assert_eq!(rows_drawn_tiles(u32::MAX as usize, 1), u32::MAX as usize / 5);
+    }
+}
 
 #[cfg(target_arch = "nvptx64")]
 pub(in crate::conv) mod kernels {
@@ -508,6 +542,11 @@ pub(in crate::conv) mod kernels {
         pub mode: u32,
         pub cval: S::Acc,
         pub flags: u32,
+        /// The launch's work counter: two words, zero at the launch and
+        /// left zero (null when `drawn` is 0).
+        pub sched: *mut u32,
+        /// Tiles handed out through `sched` ([`super::rows_drawn_tiles`]).
+        pub drawn: usize,
     }
 
     /// The rows kernels: see the module docs. `CH` is 0 (any width) or
@@ -563,9 +602,17 @@ pub(in crate::conv) mod kernels {
         // for many tiles and reloads taps rarely. Each as (row, tile in
         // row): a division per thread, then additions (64-bit division is
         // a long subroutine on the GPU, and a tile of a short mask is only
-        // a few dozen instructions per thread).
+        // a few dozen instructions per thread). The tensor form's last
+        // `drawn` tiles are not in those runs: blocks draw them from the
+        // work counter, ROWS_DRAW_TILES at a time, as they finish, so the
+        // blocks that ran faster take more of them.
         let bid = block_idx_x() as usize;
-        let (first, end) = (total * bid / grid, total * (bid + 1) / grid);
+        // (The host passes drawn ≤ total < 2^32, with the counter, or 0.)
+        let drawn = if TC > 0 { a.drawn } else { 0 };
+        let fixed = total - drawn;
+        let first = fixed * bid / grid;
+        // The run: its first tile and its end.
+        let mut run = (Cursor { b: first, row: first / per_row, tile: first % per_row }, fixed * (bid + 1) / grid);
         let advance = |c: Cursor| {
             let mut next = Cursor { b: c.b + 1, row: c.row, tile: c.tile + 1 };
             if next.tile == per_row {
@@ -581,7 +628,7 @@ pub(in crate::conv) mod kernels {
         // row: [c0, c1) (empty for tiles past the end). Interior tiles
         // have all of theirs; an edge tile has all but the ghost cells and
         // the row's last, partial chunk.
-        let chunks = |c: Cursor| {
+        let chunks = |c: Cursor, end: usize| {
             let origin = (c.tile * tile) as isize - left;
             let lo = if origin < 0 { 0 } else { origin as usize / S::V };
             let stop = origin + span as isize;
@@ -590,8 +637,8 @@ pub(in crate::conv) mod kernels {
         };
         // Starts a tile's copies into slot `slot` (one commit group per
         // call, empty when there is nothing to copy).
-        let issue = |slot: usize, c: Cursor| {
-            let (c0, c1) = chunks(c);
+        let issue = |slot: usize, c: Cursor, end: usize| {
+            let (c0, c1) = chunks(c, end);
             if c0 < c1 {
                 // SAFETY: row < signals.
                 let line = unsafe { a.input.add(c.row * a.in_pitch) };
@@ -608,7 +655,6 @@ pub(in crate::conv) mod kernels {
             }
             pipeline::commit_group();
         };
-        let first = Cursor { b: first, row: first / per_row, tile: first % per_row };
         // The tensor form (`TC` > 0: bf16 on sm_80 and newer): whole tiles
         // straight from their staging slot, `TC` steps at most (see
         // `batch_tensor`). The slots start zeroed, so that the reads past a
@@ -631,264 +677,320 @@ pub(in crate::conv) mod kernels {
             // are stored before any copy lands.
             unsafe { sync_threads() };
         }
-        // `ahead`: the tile stages − 1 steps ahead of `cur`.
-        let mut ahead = first;
-        for k in 0..stages - 1 {
-            issue(k, ahead);
-            ahead = advance(ahead);
-        }
+        // The row whose taps are in shared memory.
         let mut current = usize::MAX;
-        let mut cur = first;
-        let mut i = 0usize;
-        while cur.b < end {
-            if TC == 0 {
-                issue((i + stages - 1) % stages, ahead);
+        // The block's runs: its own, then what it draws.
+        loop {
+            let (first, end) = run;
+            // `ahead`: the tile stages − 1 steps ahead of `cur`.
+            let mut ahead = first;
+            for k in 0..stages - 1 {
+                issue(k, ahead, end);
                 ahead = advance(ahead);
-                // This thread's copies of tile b have landed once at most
-                // stages − 1 newer groups are pending.
-                match stages {
-                    2 => pipeline::wait_group::<1>(),
-                    3 => pipeline::wait_group::<2>(),
-                    _ => pipeline::wait_group::<3>(),
-                }
-                // SAFETY: reached by every thread (the loop and every
-                // branch below are block-uniform); after it, every
-                // thread's copies of tile b are visible and the previous
-                // tile's reads are done.
-                unsafe { sync_threads() };
-            } else {
-                // The tensor form has one barrier per tile: the next copies
-                // start after it (into the previous tile's slot, whose
-                // reads it ends), so tile b is the oldest of stages − 1
-                // groups.
-                const { assert!(super::super::batch_tensor::RT_STAGES == 2) };
-                pipeline::wait_group::<0>();
-                // SAFETY: as above.
-                unsafe { sync_threads() };
-                // With two stages the tile ahead is the next one: no
-                // second cursor to keep in registers.
-                issue((i + 1) % 2, advance(cur));
             }
-            let (row, tile_start) = (cur.row, cur.tile * tile);
-            let origin = tile_start as isize - left;
-            if row != current {
-                // SAFETY: the host passes `signals` masks `mask_stride`
-                // apart (or one, stride 0), `w` taps each.
-                let mp = unsafe { a.masks.add(row * a.mask_stride) };
-                // The taps follow the tile, zero-padded to whole chunks
-                // (the padding is never multiplied).
-                let mut k = t;
-                while k < R * w.div_ceil(R) {
-                    // SAFETY: k < w is a tap; the region holds the padded taps.
-                    unsafe { s.write(span + k, if k < w { *mp.add(k) } else { S::Acc::ZERO }) };
-                    k += threads;
-                }
-                #[cfg(target_feature = "sm_80")]
-                if tensor {
-                    if t < 32 {
-                        // SAFETY: the signal's w taps (as above); the table
-                        // follows the staging ring (rows_tc_shared_bytes).
-                        unsafe { tc::write_fragments::<TC>(table, mp.cast(), w, e, t as u32) };
+            let mut cur = first;
+            let mut i = 0usize;
+            while cur.b < end {
+                if TC == 0 {
+                    issue((i + stages - 1) % stages, ahead, end);
+                    ahead = advance(ahead);
+                    // This thread's copies of tile b have landed once at most
+                    // stages − 1 newer groups are pending.
+                    match stages {
+                        2 => pipeline::wait_group::<1>(),
+                        3 => pipeline::wait_group::<2>(),
+                        _ => pipeline::wait_group::<3>(),
                     }
-                    // SAFETY: block-uniform (row is); the table is complete
-                    // after it.
+                    // SAFETY: reached by every thread (the loop and every
+                    // branch below are block-uniform); after it, every
+                    // thread's copies of tile b are visible and the previous
+                    // tile's reads are done.
+                    unsafe { sync_threads() };
+                } else {
+                    // The tensor form has one barrier per tile: the next copies
+                    // start after it (into the previous tile's slot, whose
+                    // reads it ends), so tile b is the oldest of stages − 1
+                    // groups.
+                    const { assert!(super::super::batch_tensor::RT_STAGES == 2) };
+                    pipeline::wait_group::<0>();
+                    // SAFETY: as above.
+                    unsafe { sync_threads() };
+                    // With two stages the tile ahead is the next one: no
+                    // second cursor to keep in registers.
+                    issue((i + 1) % 2, advance(cur), end);
+                }
+                let (row, tile_start) = (cur.row, cur.tile * tile);
+                let origin = tile_start as isize - left;
+                if row != current {
+                    // SAFETY: the host passes `signals` masks `mask_stride`
+                    // apart (or one, stride 0), `w` taps each.
+                    let mp = unsafe { a.masks.add(row * a.mask_stride) };
+                    // The taps follow the tile, zero-padded to whole chunks
+                    // (the padding is never multiplied).
+                    let mut k = t;
+                    while k < R * w.div_ceil(R) {
+                        // SAFETY: k < w is a tap; the region holds the padded taps.
+                        unsafe { s.write(span + k, if k < w { *mp.add(k) } else { S::Acc::ZERO }) };
+                        k += threads;
+                    }
+                    #[cfg(target_feature = "sm_80")]
+                    if tensor {
+                        if t < 32 {
+                            // Warp 0 wrote them all (w ≤ 32 taps in the tensor
+                            // form): its fragments come from there, the global
+                            // loads (one per lane, all in flight at once) done.
+                            // SAFETY: warp 0 only, converged (t < 32 with the
+                            // block's whole first warp).
+                            unsafe { crate::dev::warp::sync_warp() };
+                            // SAFETY: the signal's w taps at the region (as
+                            // above); the table follows the staging ring
+                            // (rows_tc_shared_bytes).
+                            unsafe { tc::write_fragments::<TC>(table, s.addr_of(span), w, e, t as u32) };
+                        }
+                        // SAFETY: block-uniform (row is); the table is complete
+                        // after it.
+                        unsafe { sync_threads() };
+                    }
+                    current = row;
+                }
+                // SAFETY: row < signals.
+                let line = unsafe { a.input.add(row * a.in_pitch) };
+                let (c0, c1) = chunks(cur, end);
+                let src = staging + (i % stages) as u32 * stage_bytes;
+                let whole = origin >= 0 && c0 == origin as usize / S::V && c1 * S::V >= origin as usize + span;
+                // Whether this tile's outputs are stored already (the tensor
+                // form, all finite).
+                #[allow(unused_mut)]
+                let mut done = false;
+                #[cfg(target_feature = "sm_80")]
+                if tensor && whole {
+                    // X: e elements before the first output's window, an even
+                    // element of the slot (a chunk's first with ldmatrix: the
+                    // slot starts at a chunk).
+                    let x = src + ((origin as usize - c0 * S::V - e) * size) as u32;
+                    let groups = (tile / super::super::batch_tensor::RT_GROUP) as u32;
+                    let (warp, lane, warps) = (t as u32 / 32, t as u32 % 32, threads as u32 / 32);
+                    // SAFETY: whole: the tile's outputs lie in the row (its
+                    // inputs do), tile_start and the row 16-byte aligned
+                    // (FLAG_VECTOR); the slot holds the inputs and
+                    // RT_PAD_CHUNKS more chunks; block-uniform branch.
+                    let bad = unsafe {
+                        let out = a.output.add(row * a.out_pitch + tile_start).cast::<u32>();
+                        tc::tile::<TC>(x, out, groups, warp, warps, lane, table, ldm)
+                    };
+                    // A warp with an infinite or NaN output computes its groups
+                    // again with FMAs from the slot, in tap order (the FMA
+                    // kernels' sums: the band's zeros make 0·∞ = NaN).
+                    // SAFETY: the warp is converged (block-uniform branch).
+                    if unsafe { crate::dev::warp::ballot(crate::dev::warp::FULL_MASK, bad) } != 0 {
+                        // SAFETY: as above; orders the tensor form's stores
+                        // before these.
+                        unsafe { crate::dev::warp::sync_warp() };
+                        // SAFETY: row < signals; outputs of the tile (whole).
+                        let out = unsafe { a.output.add(row * a.out_pitch + tile_start) };
+                        let mut q = warp;
+                        while q < groups {
+                            for r in 0..4 {
+                                let o = (128 * q + 4 * lane + r) as usize;
+                                let mut acc = S::Acc::ZERO;
+                                for j in 0..w {
+                                    // SAFETY: element o + e + j of X lies in the
+                                    // slot (the tile's inputs); tap j of the
+                                    // signal after the tile.
+                                    let (v, m) = unsafe {
+                                        (S::ld_shared(x + ((o + e + j) * size) as u32).widen(), s.read(span + j))
+                                    };
+                                    acc = S::Acc::fma(v, m, acc);
+                                }
+                                // SAFETY: output o of the tile.
+                                unsafe { *out.add(o) = S::narrow(acc) };
+                            }
+                            q += warps;
+                        }
+                    }
+                    done = true;
+                }
+                if done {
+                    // Stored by the tensor form.
+                } else if whole {
+                    // One element per thread at a time, neighbours on
+                    // neighbouring banks in both the slot and the tile (a
+                    // chunk per thread would store V elements apart: a
+                    // V-way bank conflict on every store).
+                    let skip = (origin as usize - c0 * S::V) * size;
+                    let mut k = t;
+                    while k < span {
+                        // SAFETY: element k of the tile is copied in the slot
+                        // (whole), landed.
+                        let v = unsafe { S::ld_shared(src + (skip + k * size) as u32) };
+                        // SAFETY: k < span.
+                        unsafe { s.write(k, v.widen()) };
+                        k += threads;
+                    }
+                } else if c0 < c1 {
+                    // An edge tile: the copied chunks from the slot, the rest
+                    // (ghost cells, the row's partial last chunk) read singly.
+                    let (lo, hi) = ((c0 * S::V) as isize, (c1 * S::V) as isize);
+                    let mut k = t;
+                    while k < span {
+                        let x = origin + k as isize;
+                        let v = if lo <= x && x < hi {
+                            // SAFETY: element x − lo of the slot, landed.
+                            unsafe { S::ld_shared(src + ((x - lo) as usize * size) as u32).widen() }
+                        } else {
+                            // SAFETY: fetch maps any position into the row.
+                            unsafe { fetch(line, 1, n, x, a.mode, a.cval) }
+                        };
+                        // SAFETY: k < span.
+                        unsafe { s.write(k, v) };
+                        k += threads;
+                    }
+                } else if origin >= 0 && origin as usize + span <= n {
+                    let o = origin as usize;
+                    let mut k = t;
+                    while k < span {
+                        // SAFETY: o + k < n.
+                        unsafe { s.write(k, (*line.add(o + k)).widen()) };
+                        k += threads;
+                    }
+                } else {
+                    let mut k = t;
+                    while k < span {
+                        // SAFETY: fetch maps any position into the row.
+                        unsafe { s.write(k, fetch(line, 1, n, origin + k as isize, a.mode, a.cval)) };
+                        k += threads;
+                    }
+                }
+                if !done {
+                    // SAFETY: as above (done is block-uniform); the tile is
+                    // complete after it.
                     unsafe { sync_threads() };
                 }
-                current = row;
-            }
-            // SAFETY: row < signals.
-            let line = unsafe { a.input.add(row * a.in_pitch) };
-            let (c0, c1) = chunks(cur);
-            let src = staging + (i % stages) as u32 * stage_bytes;
-            let whole = origin >= 0 && c0 == origin as usize / S::V && c1 * S::V >= origin as usize + span;
-            // Whether this tile's outputs are stored already (the tensor
-            // form, all finite).
-            #[allow(unused_mut)]
-            let mut done = false;
-            #[cfg(target_feature = "sm_80")]
-            if tensor && whole {
-                // X: e elements before the first output's window, an even
-                // element of the slot (a chunk's first with ldmatrix: the
-                // slot starts at a chunk).
-                let x = src + ((origin as usize - c0 * S::V - e) * size) as u32;
-                let groups = (tile / super::super::batch_tensor::RT_GROUP) as u32;
-                // SAFETY: whole: the tile's outputs lie in the row (its
-                // inputs do), tile_start and the row 16-byte aligned
-                // (FLAG_VECTOR); the slot holds the inputs and
-                // RT_PAD_CHUNKS more chunks; block-uniform branch.
-                let (warp, lane, warps) = (t as u32 / 32, t as u32 % 32, threads as u32 / 32);
-                let bad = unsafe {
-                    let out = a.output.add(row * a.out_pitch + tile_start).cast::<u32>();
-                    tc::tile::<TC>(x, out, groups, warp, warps, lane, table, ldm)
-                };
-                // A warp with an infinite or NaN output computes its groups
-                // again with FMAs from the slot, in tap order (the FMA
-                // kernels' sums: the band's zeros make 0·∞ = NaN).
-                // SAFETY: the warp is converged (block-uniform branch).
-                if unsafe { crate::dev::warp::ballot(crate::dev::warp::FULL_MASK, bad) } != 0 {
-                    // SAFETY: as above; orders the tensor form's stores
-                    // before these.
-                    unsafe { crate::dev::warp::sync_warp() };
-                    // SAFETY: row < signals; outputs of the tile (whole).
-                    let out = unsafe { a.output.add(row * a.out_pitch + tile_start) };
-                    let mut q = warp;
-                    while q < groups {
-                        for r in 0..4 {
-                            let o = (128 * q + 4 * lane + r) as usize;
-                            let mut acc = S::Acc::ZERO;
-                            for j in 0..w {
-                                // SAFETY: element o + e + j of X lies in the
-                                // slot (the tile's inputs); tap j of the
-                                // signal after the tile.
-                                let (v, m) = unsafe {
-                                    (S::ld_shared(x + ((o + e + j) * size) as u32).widen(), s.read(span + j))
-                                };
-                                acc = S::Acc::fma(v, m, acc);
-                            }
-                            // SAFETY: output o of the tile.
-                            unsafe { *out.add(o) = S::narrow(acc) };
-                        }
-                        q += warps;
-                    }
-                }
-                done = true;
-            }
-            if done {
-                // Stored by the tensor form.
-            } else if whole {
-                // One element per thread at a time, neighbours on
-                // neighbouring banks in both the slot and the tile (a
-                // chunk per thread would store V elements apart: a
-                // V-way bank conflict on every store).
-                let skip = (origin as usize - c0 * S::V) * size;
-                let mut k = t;
-                while k < span {
-                    // SAFETY: element k of the tile is copied in the slot
-                    // (whole), landed.
-                    let v = unsafe { S::ld_shared(src + (skip + k * size) as u32) };
-                    // SAFETY: k < span.
-                    unsafe { s.write(k, v.widen()) };
-                    k += threads;
-                }
-            } else if c0 < c1 {
-                // An edge tile: the copied chunks from the slot, the rest
-                // (ghost cells, the row's partial last chunk) read singly.
-                let (lo, hi) = ((c0 * S::V) as isize, (c1 * S::V) as isize);
-                let mut k = t;
-                while k < span {
-                    let x = origin + k as isize;
-                    let v = if lo <= x && x < hi {
-                        // SAFETY: element x − lo of the slot, landed.
-                        unsafe { S::ld_shared(src + ((x - lo) as usize * size) as u32).widen() }
-                    } else {
-                        // SAFETY: fetch maps any position into the row.
-                        unsafe { fetch(line, 1, n, x, a.mode, a.cval) }
-                    };
-                    // SAFETY: k < span.
-                    unsafe { s.write(k, v) };
-                    k += threads;
-                }
-            } else if origin >= 0 && origin as usize + span <= n {
-                let o = origin as usize;
-                let mut k = t;
-                while k < span {
-                    // SAFETY: o + k < n.
-                    unsafe { s.write(k, (*line.add(o + k)).widen()) };
-                    k += threads;
-                }
-            } else {
-                let mut k = t;
-                while k < span {
-                    // SAFETY: fetch maps any position into the row.
-                    unsafe { s.write(k, fetch(line, 1, n, origin + k as isize, a.mode, a.cval)) };
-                    k += threads;
-                }
-            }
-            if !done {
-                // SAFETY: as above (done is block-uniform); the tile is
-                // complete after it.
-                unsafe { sync_threads() };
-            }
-            // Group g's outputs: R · (t + g · threads) onwards, so each
-            // group's 16-byte shared reads stay conflict-free. None when
-            // the tensor form stored the tile.
-            let fma_groups = if done { 0 } else { (GROUPS * scale) as u32 };
-            for g in 0..fma_groups {
-                let base = R * (t + g as usize * threads);
-                let o = tile_start + base;
-                if o < n {
-                    let mut acc = [S::Acc::ZERO; R];
-                    // SAFETY: base + R ≤ span; base is a multiple of 4.
-                    let mut lo = unsafe { S::Acc::read4(s, base) };
-                    if CH > 0 {
-                        let last = w - R * (CH - 1);
-                        unroll!(const C in [0, 1, 2, 3, 4, 5, 6, 7] below CH => {
-                            // SAFETY: base + (C + 1)·R + R ≤ tile + R·CH = span.
-                            let hi = unsafe { S::Acc::read4(s, base + (C + 1) * R) };
-                            // SAFETY: span + C·R + R ≤ span + R·CH, the taps.
-                            let taps = unsafe { S::Acc::read4(s, span + C * R) };
-                            let x = [lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]];
-                            unroll!(const JJ in [0, 1, 2, 3] below R => {
-                                if C + 1 < CH || JJ < last {
-                                    let tap = taps[JJ];
-                                    unroll!(r in [0, 1, 2, 3] below R => {
-                                        acc[r] = S::Acc::fma(x[r + JJ], tap, acc[r]);
-                                    });
-                                }
+                // Group g's outputs: R · (t + g · threads) onwards, so each
+                // group's 16-byte shared reads stay conflict-free. None when
+                // the tensor form stored the tile.
+                let fma_groups = if done { 0 } else { (GROUPS * scale) as u32 };
+                for g in 0..fma_groups {
+                    let base = R * (t + g as usize * threads);
+                    let o = tile_start + base;
+                    if o < n {
+                        let mut acc = [S::Acc::ZERO; R];
+                        // SAFETY: base + R ≤ span; base is a multiple of 4.
+                        let mut lo = unsafe { S::Acc::read4(s, base) };
+                        if CH > 0 {
+                            let last = w - R * (CH - 1);
+                            unroll!(const C in [0, 1, 2, 3, 4, 5, 6, 7] below CH => {
+                                // SAFETY: base + (C + 1)·R + R ≤ tile + R·CH = span.
+                                let hi = unsafe { S::Acc::read4(s, base + (C + 1) * R) };
+                                // SAFETY: span + C·R + R ≤ span + R·CH, the taps.
+                                let taps = unsafe { S::Acc::read4(s, span + C * R) };
+                                let x = [lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]];
+                                unroll!(const JJ in [0, 1, 2, 3] below R => {
+                                    if C + 1 < CH || JJ < last {
+                                        let tap = taps[JJ];
+                                        unroll!(r in [0, 1, 2, 3] below R => {
+                                            acc[r] = S::Acc::fma(x[r + JJ], tap, acc[r]);
+                                        });
+                                    }
+                                });
+                                lo = hi;
                             });
-                            lo = hi;
-                        });
-                    } else {
-                        let full = w / R;
-                        let rem = w - full * R;
-                        for c in 0..full as u32 {
-                            let c = c as usize;
-                            // SAFETY: (c + 2)·R ≤ R·ceil(w / R) + R; the taps
-                            // lie at span + c·R (span is a multiple of 4).
-                            let (hi, taps) =
-                                unsafe { (S::Acc::read4(s, base + (c + 1) * R), S::Acc::read4(s, span + c * R)) };
-                            let x = [lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]];
-                            for jj in 0..R {
-                                for r in 0..R {
-                                    acc[r] = S::Acc::fma(x[r + jj], taps[jj], acc[r]);
+                        } else {
+                            let full = w / R;
+                            let rem = w - full * R;
+                            for c in 0..full as u32 {
+                                let c = c as usize;
+                                // SAFETY: (c + 2)·R ≤ R·ceil(w / R) + R; the taps
+                                // lie at span + c·R (span is a multiple of 4).
+                                let (hi, taps) =
+                                    unsafe { (S::Acc::read4(s, base + (c + 1) * R), S::Acc::read4(s, span + c * R)) };
+                                let x = [lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]];
+                                for jj in 0..R {
+                                    for r in 0..R {
+                                        acc[r] = S::Acc::fma(x[r + jj], taps[jj], acc[r]);
+                                    }
+                                }
+                                lo = hi;
+                            }
+                            if rem > 0 {
+                                // SAFETY: as above.
+                                let hi = unsafe { S::Acc::read4(s, base + (full + 1) * R) };
+                                let x = [lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]];
+                                for jj in 0..R {
+                                    if jj < rem {
+                                        // SAFETY: full·R + jj < w.
+                                        let tap = unsafe { s.read(span + full * R + jj) };
+                                        for r in 0..R {
+                                            acc[r] = S::Acc::fma(x[r + jj], tap, acc[r]);
+                                        }
+                                    }
                                 }
                             }
-                            lo = hi;
                         }
-                        if rem > 0 {
-                            // SAFETY: as above.
-                            let hi = unsafe { S::Acc::read4(s, base + (full + 1) * R) };
-                            let x = [lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]];
-                            for jj in 0..R {
-                                if jj < rem {
-                                    // SAFETY: full·R + jj < w.
-                                    let tap = unsafe { s.read(span + full * R + jj) };
-                                    for r in 0..R {
-                                        acc[r] = S::Acc::fma(x[r + jj], tap, acc[r]);
+                        // SAFETY: row < signals; outputs o .. o + 4 clipped to n.
+                        unsafe {
+                            let out = a.output.add(row * a.out_pitch + o);
+                            if vector && o + R <= n {
+                                S::store4(out, acc);
+                            } else {
+                                for (r, &v) in acc.iter().enumerate() {
+                                    if o + r < n {
+                                        *out.add(r) = S::narrow(v);
                                     }
                                 }
                             }
                         }
                     }
-                    // SAFETY: row < signals; outputs o .. o + 4 clipped to n.
-                    unsafe {
-                        let out = a.output.add(row * a.out_pitch + o);
-                        if vector && o + R <= n {
-                            S::store4(out, acc);
-                        } else {
-                            for (r, &v) in acc.iter().enumerate() {
-                                if o + r < n {
-                                    *out.add(r) = S::narrow(v);
-                                }
-                            }
-                        }
-                    }
+                }
+                cur = advance(cur);
+                i += 1;
+            }
+            pipeline::wait_group::<0>();
+            if drawn == 0 {
+                break;
+            }
+            // The next run: thread 0 draws it and passes it on through shared
+            // memory (one word after the fragment table; the next draw writes
+            // it after the barriers of at least one more tile).
+            let at = staging + stages as u32 * stage_bytes + super::super::batch_tensor::RT_TABLE_BYTES as u32;
+            if t == 0 {
+                // SAFETY: drawn > 0: the host passes the counter's two words,
+                // which every block accesses atomically only.
+                let k = unsafe { crate::dev::atomic::add_u32(a.sched, 1) };
+                // SAFETY: inside the tensor form's shared memory
+                // (rows_tc_shared_bytes).
+                unsafe { <u32 as crate::dev::shared::SharedElem>::st_shared(at, k) };
+            }
+            // SAFETY: block-uniform (drawn is the launch's).
+            unsafe { sync_threads() };
+            // SAFETY: written before the barrier.
+            let lo =
+                unsafe { <u32 as crate::dev::shared::SharedElem>::ld_shared(at) } as usize * super::ROWS_DRAW_TILES;
+            if lo >= drawn {
+                break;
+            }
+            // Fewer than 2^32 tiles: a 32-bit division.
+            let (b, p) = ((fixed + lo) as u32, per_row as u32);
+            let first = Cursor { b: b as usize, row: (b / p) as usize, tile: (b % p) as usize };
+            run = (first, fixed + (lo + super::ROWS_DRAW_TILES).min(drawn));
+        }
+        if drawn > 0 && t == 0 {
+            // Thread 0 of every block drew until the tiles ran out (one
+            // such draw per block): the last block here puts the counter
+            // back to zero for the next launch, which the host orders after
+            // this one.
+            crate::dev::atomic::fence_gpu();
+            // SAFETY: the counter's second word (as above).
+            let done = unsafe { crate::dev::atomic::add_u32(a.sched.add(1), 1) };
+            if done + 1 == grid_dim_x() {
+                crate::dev::atomic::fence_gpu();
+                // SAFETY: as above; no block draws again.
+                unsafe {
+                    crate::dev::atomic::exch_u32(a.sched, 0);
+                    crate::dev::atomic::exch_u32(a.sched.add(1), 0);
                 }
             }
-            cur = advance(cur);
-            i += 1;
         }
-        pipeline::wait_group::<0>();
     }
 
     /// The columns kernels: see the module docs. Each output's sum runs
@@ -1223,6 +1325,8 @@ pub(in crate::conv) mod kernels {
                 mode: u32,
                 cval: $acc,
                 flags: u32,
+                sched: *mut u32,
+                drawn: usize,
             ) {
                 let a = Args::<$s> {
                     input,
@@ -1238,6 +1342,8 @@ pub(in crate::conv) mod kernels {
                     mode,
                     cval,
                     flags,
+                    sched,
+                    drawn,
                 };
                 // SAFETY: same contract.
                 unsafe { $algo::<$s $($(, $g)+)?>(a) }

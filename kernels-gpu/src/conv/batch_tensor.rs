@@ -69,6 +69,10 @@ pub const RT_MAX_STEPS: usize = 3;
 /// the taps' split and step, 32 lanes × two registers.
 pub const RT_TABLE_BYTES: usize = 3 * RT_MAX_STEPS * 32 * 8;
 
+/// Bytes after the fragment table: the work counter's draw, passed from
+/// thread 0 to the block.
+pub const RT_DRAW_BYTES: usize = 16;
+
 /// Whether the kernel of `steps` steps reads its `A` fragments with
 /// `ldmatrix` (one instruction for four 32-bit loads; the rows of `X` must
 /// then start 16-byte aligned): the 3-step kernel (masks of 25 to 32
@@ -137,18 +141,20 @@ pub(in crate::conv) mod kernels {
     use crate::dev::shared::SharedElem;
     use core::arch::asm;
 
-    /// Writes lane `lane`'s fragments of correlation taps `mp[0 .. w]`
-    /// (steps `< S`) to the table at shared-window address `table`: entry
+    /// Writes lane `lane`'s fragments of correlation taps `w` `f32` at
+    /// shared-window address `taps_at` (steps `< S`) to the table at
+    /// shared-window address `table`: entry
     /// `i` of lane `l` at `table + 8·(32i + l)`. One tap at a time, each
     /// part stored as its bf16 half of the entry (a loop, not unrolled: the
     /// taps of every step at once would take registers the kernel's other
     /// paths need).
     ///
     /// # Safety
-    /// `mp` valid for `w` reads; the table inside this block's shared
-    /// memory ([`super::RT_TABLE_BYTES`], 8-byte aligned).
+    /// `taps_at` holds `w` `f32` visible to this thread; the table inside
+    /// this block's shared memory ([`super::RT_TABLE_BYTES`], 8-byte
+    /// aligned).
     #[inline(always)]
-    pub unsafe fn write_fragments<const S: usize>(table: u32, mp: *const f32, w: usize, e: usize, lane: u32) {
+    pub unsafe fn write_fragments<const S: usize>(table: u32, taps_at: u32, w: usize, e: usize, lane: u32) {
         let (g, t) = ((lane / 4) as isize, (lane % 4) as isize);
         // Step k, tap h of the lane's four (rows 2t, 2t + 1, 2t + 8, 2t + 9).
         let taps: u32;
@@ -164,8 +170,8 @@ pub(in crate::conv) mod kernels {
             let m = if j < 0 || j as usize >= w {
                 0.0
             } else {
-                // SAFETY: j < w.
-                unsafe { *mp.add(j as usize) }
+                // SAFETY: j < w (the caller's contract).
+                unsafe { f32::ld_shared(taps_at + 4 * j as u32) }
             };
             let hd = f32::from_bits(pack_bf16x2(m, 0.0) << 16);
             let r = m - hd;
@@ -231,6 +237,9 @@ pub(in crate::conv) mod kernels {
         ldm: bool,
     ) -> bool {
         let (g, t) = (lane / 4, lane % 4);
+        // The accumulator of each part of the taps: the heads' own, the
+        // two small parts' shared.
+        const ACC_OF_PART: [usize; 3] = [0, 1, 1];
         let mut bad = false;
         // Two groups at a time: independent `mma` chains.
         let mut q = warp;
@@ -261,7 +270,7 @@ pub(in crate::conv) mod kernels {
                 unroll!(const P in [0, 1, 2] below 3 => {
                     unroll!(const J in [0, 1] below 2 => {
                         // SAFETY: warp-uniform loop (the caller's contract).
-                        unsafe { mma_bf16(&mut acc[J][P.min(1)], a[J], f[P]) };
+                        unsafe { mma_bf16(&mut acc[J][ACC_OF_PART[P]], a[J], f[P]) };
                     });
                 });
             });
@@ -269,7 +278,7 @@ pub(in crate::conv) mod kernels {
                 if J == 0 || two {
                     let [h, u] = acc[J];
                     let v = [0, 1, 2, 3].map(|i| h[i] + u[i]);
-                    bad |= v.iter().any(|y| !(y.abs() < f32::INFINITY));
+                    bad |= v.iter().any(|y| !y.is_finite());
                     let o = (RT_GROUP as u32 / 2) * qs[J] + 4 * g + t;
                     // SAFETY: words o and o + 32 of group qs[J] (the caller's contract).
                     unsafe {
