@@ -336,6 +336,79 @@ fn bf16_tensor_cores_every_width_mode_and_origin() {
     }
 }
 
+/// The tensor form's drawn tiles: batches of more than four tiles per
+/// resident block, whose last fifth the blocks draw from the filter's work
+/// counter. The same filter runs several times in a row (the counter must
+/// be back at zero after each launch), a clone of it runs from another
+/// thread on the same stream, and copies on two other streams (each with
+/// its own counter) run at the same time. Every run is checked in full.
+#[test]
+fn bf16_tensor_cores_drawn_tiles_across_launches_threads_and_streams() {
+    let gpu = gpu_or_skip!();
+    if gpu.info().cc_major < 8 {
+        eprintln!("SKIPPED bf16_tensor_cores_drawn_tiles_across_launches_threads_and_streams: bf16 needs sm_80");
+        return;
+    }
+    let (mut rng, seed) = common::rng();
+    // 17 tiles per row (ragged last tile); enough rows for 5 tiles per
+    // resident block.
+    let len = 16 * 8192 + 1000;
+    let resident = 4 * gpu.info().sm_count as usize;
+    let rows = (5 * resident).div_ceil(17);
+    let shape = Shape::new(rows, len);
+    let input: Vec<bf16> = (0..rows * len).map(|_| common::sample::<bf16>(&mut rng)).collect();
+    let values: Vec<f64> = input.iter().map(|v| v.to_f64()).collect();
+    let d_in = gpu.upload(&input).unwrap();
+    for (w, per_signal, mode) in [(31, true, Boundary::Reflect), (7, false, Boundary::Zero), (20, true, Boundary::Wrap)]
+    {
+        let masks = taps::<f32>(&mut rng, if per_signal { rows * w } else { w }, w);
+        let filter = if per_signal {
+            Filter1d::<bf16>::depthwise(&gpu, &masks, w, ConvOp::Convolve, mode)
+        } else {
+            Filter1d::<bf16>::new(&gpu, &masks, ConvOp::Correlate, mode)
+        }
+        .unwrap()
+        .with_cval(0.75);
+        let plan = filter.plan(shape).unwrap();
+        assert!(plan.tensor && plan.drawn > 0, "w = {w}: {plan:?}");
+        assert!(plan.drawn < rows * 17, "w = {w}: {plan:?}");
+        let taps: Vec<f64> = filter.taps().iter().map(|&t| f64::from(t)).collect();
+        let want = filter1d::<f32>(&values, shape, Axis::Rows, &taps, w, filter.left(), mode, 0.75).unwrap();
+        // Runs `f` `times` times into fresh poisoned outputs on its own
+        // stream and checks each.
+        let check = |f: &Filter1d<bf16>, times: usize, who: &str| {
+            let g = f.gpu();
+            let src = d_in.as_view();
+            for k in 0..times {
+                let mut out = g.alloc_zeroed::<bf16>(rows * len).unwrap();
+                out.fill_bytes(common::POISON).unwrap();
+                let ran = f.run(&src, &mut out.as_view_mut(), shape).unwrap();
+                assert_eq!(ran.drawn, plan.drawn, "{who}");
+                let got = out.to_vec().unwrap();
+                if let Some((i, g, c)) = first_mismatch(&got, &want) {
+                    panic!(
+                        "w = {w} {who}, run {k} (seed {seed}): at ({}, {}) got {g}, want {} ± {}",
+                        i / len,
+                        i % len,
+                        c.value,
+                        c.bound
+                    );
+                }
+            }
+        };
+        check(&filter, 3, "alone");
+        std::thread::scope(|s| {
+            let same = filter.clone();
+            s.spawn(move || check(&same, 2, "clone, same stream"));
+            for t in 0..2 {
+                let other = filter.on(&gpu.new_stream().unwrap()).unwrap();
+                s.spawn(move || check(&other, 2, &format!("stream {t}")));
+            }
+            check(&filter, 2, "alongside");
+        });
+    }
+}
+
 /// The tensor form on hard inputs: magnitudes from 2^-40 to 2^40 with both
 /// signs (sums that cancel), and infinities and NaNs inside tiles (those
 /// tiles run again on FMAs, so they come out as the plain sum gives them).

@@ -73,8 +73,10 @@ fn tensor_kernels_run_hmma_from_registers() {
 /// The batched rows kernels' bf16 tensor form (`conv1d_rows_tc{S}_bf16`):
 /// per pair of groups and step, three `HMMA.16816.F32.BF16` for each group
 /// (the taps' three parts); `A` by `ldmatrix` at 3 steps and by 32-bit
-/// shared loads below; inputs by `cp.async`; no local memory (3 blocks of
-/// 256 threads per SM on sm_90: `sass_launch_bounds` checks the registers).
+/// shared loads below; inputs by `cp.async`; the work counter's draws, the
+/// count of finished blocks and the last block's reset as device-scope
+/// atomics behind a fence; no local memory (3 blocks of 256 threads per SM
+/// on sm_90: `sass_launch_bounds` checks the registers).
 #[test]
 fn bf16_rows_tensor_form_runs_hmma() {
     for c in compiled("bf16_rows_tensor_form_runs_hmma").into_iter().filter(|c| c.arch >= 80) {
@@ -90,6 +92,9 @@ fn bf16_rows_tensor_form_runs_hmma() {
             } else {
                 assert_eq!(ldsm, 0, "sm_{} {k}: LDSM below 3 steps", c.arch);
             }
+            let (add, exch) = (count(&o, "ATOMG.E.ADD.STRONG.GPU"), count(&o, "ATOMG.E.EXCH.STRONG.GPU"));
+            assert!(add >= 2 && exch >= 2, "sm_{} {k}: {add} atomic adds, {exch} exchanges", c.arch);
+            assert!(count(&o, "MEMBAR") >= 1, "sm_{} {k}: no fence", c.arch);
             assert!(!o.iter().any(|x| x.starts_with("LDL") || x.starts_with("STL")), "sm_{} {k}: local memory", c.arch);
             let r = c.resources.iter().find(|r| r.name == k).expect("resources");
             println!("sm_{} {k}: {hmma} HMMA, {ldsm} LDSM, {} registers", c.arch, r.registers);
