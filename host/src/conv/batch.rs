@@ -56,8 +56,8 @@ use cust::memory::DeviceCopy;
 
 pub use coalesce_kernels::conv::batch::{
     COLS_OUTPUTS, COLS_ROWS, COLS_X, COLS_Y, FLAG_TENSOR, FLAG_VECTOR, ROWS_DRAW_TILES, ROWS_FIXED_MAX, ROWS_GROUPS,
-    ROWS_OUTPUTS, cols_shared_elems, rows_drawn_tiles, rows_fixed_chunks, rows_shared_bytes, rows_shared_elems,
-    rows_span, rows_stage_bytes, rows_stages, rows_tc_shared_bytes,
+    ROWS_OUTPUTS, cols_shared_elems, rows_draw, rows_drawn_tiles, rows_fixed_chunks, rows_shared_bytes,
+    rows_shared_elems, rows_span, rows_stage_bytes, rows_stages, rows_tc_shared_bytes,
 };
 pub use coalesce_kernels::conv::batch_tensor::{RT_MIN_TAPS, RT_TILE_SCALE, rt_max_steps, rt_steps};
 
@@ -310,7 +310,7 @@ pub struct BatchPlan {
     pub tensor: bool,
     /// Tiles that the blocks draw from a work counter,
     /// [`ROWS_DRAW_TILES`] at a time, once their contiguous runs of the
-    /// others are done (the tensor form; 0: runs only).
+    /// others are done (the rows kernels; 0: runs only).
     pub drawn: usize,
 }
 
@@ -369,7 +369,7 @@ pub struct Filter1d<S: Sample> {
     /// finite bf16 heads): checked once here, not per launch.
     tensor_taps: bool,
     dev: Arc<DeviceBuffer<S::Acc>>,
-    /// The tensor form's work counter: two words, zero between launches
+    /// The rows kernels' work counter: two words, zero between launches
     /// (each launch's last block puts them back). The launches that share
     /// it are ordered by the buffer's tracking; clones share it (they run
     /// on the same stream), [`Filter1d::on`] makes a new one.
@@ -639,7 +639,8 @@ impl<S: Sample> Filter1d<S> {
         let per_sm = self.gpu.max_active_blocks_per_sm(kernel, block.0 * block.1, bytes)?;
         let resident = info.sm_count.max(1).saturating_mul(per_sm.max(1)) as usize;
         let grid = tiles.clamp(1, resident.min(info.limits.max_grid_dim[0] as usize)) as u32;
-        let drawn = if tensor { rows_drawn_tiles(tiles, grid as usize) } else { 0 };
+        let draws = self.axis == Axis::Rows && rows_draw(tensor, std::mem::size_of::<S>());
+        let drawn = if draws { rows_drawn_tiles(tiles, grid as usize) } else { 0 };
         Ok(BatchPlan {
             kernel,
             axis: self.axis,

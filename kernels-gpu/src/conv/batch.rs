@@ -133,6 +133,14 @@ pub const fn rows_drawn_tiles(tiles: usize, grid: usize) -> usize {
     if tiles >= 4 * grid && tiles <= u32::MAX as usize { tiles / 5 } else { 0 }
 }
 
+/// Whether a rows kernel draws tiles ([`rows_drawn_tiles`]): the tensor
+/// form, and the FMA kernels of every storage size but 2 bytes (those of
+/// f16, bf16 and u16, at 64 registers for 4 blocks per SM, spilled with
+/// the drawing loop).
+pub const fn rows_draw(tensor: bool, size: usize) -> bool {
+    tensor || size != 2
+}
+
 /// Staging buffers of the rows kernels for a storage type of `size`
 /// bytes: 16–33 KiB of tiles in flight per block (2 tiles of `f32` or
 /// `f64`, 3 of 16-bit types, 4 of `u8`).
@@ -152,9 +160,12 @@ pub const fn rows_stage_bytes(threads: usize, w: usize, size: usize) -> usize {
 }
 
 /// Dynamic shared memory of a rows kernel, bytes: the tile and taps
-/// ([`rows_shared_elems`] of `acc` bytes each), then the staging ring.
+/// ([`rows_shared_elems`] of `acc` bytes each), the staging ring, then the
+/// work counter's draw.
 pub const fn rows_shared_bytes(threads: usize, w: usize, size: usize, acc: usize) -> usize {
-    rows_shared_elems(threads, w) * acc + rows_stages(size) * rows_stage_bytes(threads, w, size)
+    rows_shared_elems(threads, w) * acc
+        + rows_stages(size) * rows_stage_bytes(threads, w, size)
+        + super::batch_tensor::RT_DRAW_BYTES
 }
 
 /// Dynamic shared memory of a rows kernel's tensor form
@@ -602,13 +613,13 @@ pub(in crate::conv) mod kernels {
         // for many tiles and reloads taps rarely. Each as (row, tile in
         // row): a division per thread, then additions (64-bit division is
         // a long subroutine on the GPU, and a tile of a short mask is only
-        // a few dozen instructions per thread). The tensor form's last
-        // `drawn` tiles are not in those runs: blocks draw them from the
-        // work counter, ROWS_DRAW_TILES at a time, as they finish, so the
-        // blocks that ran faster take more of them.
+        // a few dozen instructions per thread). The last `drawn` tiles
+        // are not in those runs: blocks draw them from the work counter,
+        // ROWS_DRAW_TILES at a time, as they finish, so the blocks that ran
+        // faster take more of them.
         let bid = block_idx_x() as usize;
         // (The host passes drawn ≤ total < 2^32, with the counter, or 0.)
-        let drawn = if TC > 0 { a.drawn } else { 0 };
+        let drawn = if super::rows_draw(TC > 0, size) { a.drawn } else { 0 };
         let fixed = total - drawn;
         let first = fixed * bid / grid;
         // The run: its first tile and its end.
@@ -952,7 +963,8 @@ pub(in crate::conv) mod kernels {
             // The next run: thread 0 draws it and passes it on through shared
             // memory (one word after the fragment table; the next draw writes
             // it after the barriers of at least one more tile).
-            let at = staging + stages as u32 * stage_bytes + super::super::batch_tensor::RT_TABLE_BYTES as u32;
+            let table = if TC > 0 { super::super::batch_tensor::RT_TABLE_BYTES as u32 } else { 0 };
+            let at = staging + stages as u32 * stage_bytes + table;
             if t == 0 {
                 // SAFETY: drawn > 0: the host passes the counter's two words,
                 // which every block accesses atomically only.
