@@ -336,58 +336,72 @@ fn bf16_tensor_cores_every_width_mode_and_origin() {
     }
 }
 
-/// The tensor form's drawn tiles: batches of more than four tiles per
-/// resident block, whose last fifth the blocks draw from the filter's work
-/// counter. The same filter runs several times in a row (the counter must
-/// be back at zero after each launch), a clone of it runs from another
-/// thread on the same stream, and copies on two other streams (each with
-/// its own counter) run at the same time. Every run is checked in full.
+/// Drawn tiles: batches of more than four tiles per resident block, whose
+/// last fifth the blocks draw from the filter's work counter, on the bf16
+/// tensor form (tiles of 8192) and the f32, f64 and u8 FMA kernels (tiles
+/// of 4096; the 16-bit FMA kernels do not draw). The same filter runs
+/// several times in a row (the counter must be back at zero after each
+/// launch), a clone of it runs from another thread on the same stream, and
+/// copies on two other streams (each with its own counter) run at the same
+/// time. Every run is checked in full.
 #[test]
-fn bf16_tensor_cores_drawn_tiles_across_launches_threads_and_streams() {
+fn drawn_tiles_across_launches_threads_and_streams() {
     let gpu = gpu_or_skip!();
-    if gpu.info().cc_major < 8 {
-        eprintln!("SKIPPED bf16_tensor_cores_drawn_tiles_across_launches_threads_and_streams: bf16 needs sm_80");
-        return;
+    if gpu.info().cc_major >= 8 {
+        drawn_tiles::<bf16>(&gpu, 8192, true);
+    } else {
+        eprintln!("SKIPPED drawn_tiles_across_launches_threads_and_streams (bf16 part): bf16 needs sm_80");
     }
+    drawn_tiles::<f32>(&gpu, 4096, false);
+    drawn_tiles::<f64>(&gpu, 4096, false);
+    drawn_tiles::<u8>(&gpu, 4096, false);
+    let f16_filter = Filter1d::<f16>::new(&gpu, &[0.5f32, 0.25, 0.25], ConvOp::Correlate, Boundary::Zero).unwrap();
+    assert_eq!(f16_filter.plan(Shape::new(4096, 1 << 17)).unwrap().drawn, 0, "16-bit FMA kernels do not draw");
+}
+
+/// [`drawn_tiles_across_launches_threads_and_streams`] for type `S` with
+/// tiles of `tile` samples, on the tensor form or not.
+fn drawn_tiles<S: Sample>(gpu: &Gpu, tile: usize, tensor: bool) {
     let (mut rng, seed) = common::rng();
     // 17 tiles per row (ragged last tile); enough rows for 5 tiles per
-    // resident block.
-    let len = 16 * 8192 + 1000;
+    // resident block (at most 4 blocks per SM).
+    let len = 16 * tile + 1000;
     let resident = 4 * gpu.info().sm_count as usize;
     let rows = (5 * resident).div_ceil(17);
     let shape = Shape::new(rows, len);
-    let input: Vec<bf16> = (0..rows * len).map(|_| common::sample::<bf16>(&mut rng)).collect();
+    let input: Vec<S> = (0..rows * len).map(|_| common::sample::<S>(&mut rng)).collect();
     let values: Vec<f64> = input.iter().map(|v| v.to_f64()).collect();
     let d_in = gpu.upload(&input).unwrap();
     for (w, per_signal, mode) in [(31, true, Boundary::Reflect), (7, false, Boundary::Zero), (20, true, Boundary::Wrap)]
     {
-        let masks = taps::<f32>(&mut rng, if per_signal { rows * w } else { w }, w);
+        let masks = taps::<S::Acc>(&mut rng, if per_signal { rows * w } else { w }, w);
         let filter = if per_signal {
-            Filter1d::<bf16>::depthwise(&gpu, &masks, w, ConvOp::Convolve, mode)
+            Filter1d::<S>::depthwise(gpu, &masks, w, ConvOp::Convolve, mode)
         } else {
-            Filter1d::<bf16>::new(&gpu, &masks, ConvOp::Correlate, mode)
+            Filter1d::<S>::new(gpu, &masks, ConvOp::Correlate, mode)
         }
         .unwrap()
         .with_cval(0.75);
         let plan = filter.plan(shape).unwrap();
-        assert!(plan.tensor && plan.drawn > 0, "w = {w}: {plan:?}");
-        assert!(plan.drawn < rows * 17, "w = {w}: {plan:?}");
-        let taps: Vec<f64> = filter.taps().iter().map(|&t| f64::from(t)).collect();
-        let want = filter1d::<f32>(&values, shape, Axis::Rows, &taps, w, filter.left(), mode, 0.75).unwrap();
+        let what = format!("{} w = {w}", S::NAME);
+        assert!(plan.tensor == tensor && plan.drawn > 0, "{what}: {plan:?}");
+        assert!(plan.drawn < rows * 17, "{what}: {plan:?}");
+        let taps: Vec<f64> = filter.taps().iter().map(|t| ConvElem::to_f64(*t)).collect();
+        let want = filter1d::<S::Acc>(&values, shape, Axis::Rows, &taps, w, filter.left(), mode, 0.75).unwrap();
         // Runs `f` `times` times into fresh poisoned outputs on its own
         // stream and checks each.
-        let check = |f: &Filter1d<bf16>, times: usize, who: &str| {
+        let check = |f: &Filter1d<S>, times: usize, who: &str| {
             let g = f.gpu();
             let src = d_in.as_view();
             for k in 0..times {
-                let mut out = g.alloc_zeroed::<bf16>(rows * len).unwrap();
+                let mut out = g.alloc_zeroed::<S>(rows * len).unwrap();
                 out.fill_bytes(common::POISON).unwrap();
                 let ran = f.run(&src, &mut out.as_view_mut(), shape).unwrap();
-                assert_eq!(ran.drawn, plan.drawn, "{who}");
+                assert_eq!(ran.drawn, plan.drawn, "{what} {who}");
                 let got = out.to_vec().unwrap();
                 if let Some((i, g, c)) = first_mismatch(&got, &want) {
                     panic!(
-                        "w = {w} {who}, run {k} (seed {seed}): at ({}, {}) got {g}, want {} ± {}",
+                        "{what} {who}, run {k} (seed {seed}): at ({}, {}) got {g}, want {} ± {}",
                         i / len,
                         i % len,
                         c.value,
