@@ -704,16 +704,19 @@ impl<S: Sample> Filter1d<S> {
         let (w, left, mode) = (self.w as u32, self.left as u32, self.mode.raw());
         let cval = S::Acc::from_f64(self.cval);
         let flags = if vector { FLAG_VECTOR } else { 0 } | if plan.tensor { FLAG_TENSOR } else { 0 };
-        // The work counter: held for the launch, ordered after its earlier
-        // launches on other streams (a write).
-        let mut sched = self.sched.lock().unwrap_or_else(|e| e.into_inner());
-        let counter = sched.as_view_mut();
-        let (sched_ptr, drawn) = if plan.drawn > 0 {
-            counter.check_gpu(&self.gpu, "filter1d")?;
-            (counter.device_ptr(), plan.drawn)
-        } else {
-            (DevicePtr(0), 0usize)
+        // The work counter, when the launch draws tiles: held for the
+        // launch, ordered after its earlier launches on other streams (a
+        // write).
+        let mut sched = (plan.drawn > 0).then(|| self.sched.lock().unwrap_or_else(|e| e.into_inner()));
+        let sched_ptr = match sched.as_mut() {
+            Some(counter) => {
+                let counter = counter.as_view_mut();
+                counter.check_gpu(&self.gpu, "filter1d")?;
+                counter.device_ptr()
+            }
+            None => DevicePtr(0),
         };
+        let drawn = plan.drawn;
         let args: [&dyn KernelArg; 15] = [
             &src, &dst, &signals, &n, &in_pitch, &out_pitch, &masks, &stride, &w, &left, &mode, &cval, &flags,
             &sched_ptr, &drawn,
@@ -724,9 +727,10 @@ impl<S: Sample> Filter1d<S> {
         // `first` on (checked by the plan); `left <
         // w`; the shared memory is the kernel's layout function's; vector
         // access only when both bases and pitches are 16-byte multiples;
-        // the counter's two words are zero at the launch (the launch before
-        // that used them, ordered before this one, left them so) and stay
-        // locked until this launch is queued.
+        // when it draws, the counter's two words are zero at the launch
+        // (the launch before that used them, ordered before this one, left
+        // them so) and stay locked until this launch is queued; otherwise
+        // the pointer is null and `drawn` 0.
         unsafe { self.gpu.launch(plan.kernel, &plan.launch_config(), &args)? };
         drop(sched);
         Ok(plan)

@@ -123,6 +123,11 @@ pub const fn rows_shared_elems(threads: usize, w: usize) -> usize {
 /// two tiles.
 pub const ROWS_DRAW_TILES: usize = 2;
 
+/// Bytes of a rows kernel's work counter's draw, passed from thread 0 to
+/// the block: after the fragment table in the tensor form, after the
+/// staging ring in the FMA form.
+pub const ROWS_DRAW_BYTES: usize = 16;
+
 /// Tiles of `tiles` that a rows kernel of `grid` blocks hands out by its
 /// work counter, [`ROWS_DRAW_TILES`] at a time, after each block's
 /// contiguous run of the rest: a fifth when there are at least four per
@@ -163,9 +168,7 @@ pub const fn rows_stage_bytes(threads: usize, w: usize, size: usize) -> usize {
 /// ([`rows_shared_elems`] of `acc` bytes each), the staging ring, then the
 /// work counter's draw.
 pub const fn rows_shared_bytes(threads: usize, w: usize, size: usize, acc: usize) -> usize {
-    rows_shared_elems(threads, w) * acc
-        + rows_stages(size) * rows_stage_bytes(threads, w, size)
-        + super::batch_tensor::RT_DRAW_BYTES
+    rows_shared_elems(threads, w) * acc + rows_stages(size) * rows_stage_bytes(threads, w, size) + ROWS_DRAW_BYTES
 }
 
 /// Dynamic shared memory of a rows kernel's tensor form
@@ -178,7 +181,7 @@ pub const fn rows_tc_shared_bytes(threads: usize, w: usize) -> usize {
     rows_shared_elems(tt, w) * 4
         + super::batch_tensor::RT_STAGES * rows_stage_bytes(tt, w, 2)
         + super::batch_tensor::RT_TABLE_BYTES
-        + super::batch_tensor::RT_DRAW_BYTES
+        + ROWS_DRAW_BYTES
 }
 
 /// Shared-memory elements (of the accumulation type) of a columns kernel
@@ -963,8 +966,8 @@ pub(in crate::conv) mod kernels {
             // The next run: thread 0 draws it and passes it on through shared
             // memory (one word after the fragment table; the next draw writes
             // it after the barriers of at least one more tile).
-            let table = if TC > 0 { super::super::batch_tensor::RT_TABLE_BYTES as u32 } else { 0 };
-            let at = staging + stages as u32 * stage_bytes + table;
+            let table_bytes = if TC > 0 { super::super::batch_tensor::RT_TABLE_BYTES as u32 } else { 0 };
+            let at = staging + stages as u32 * stage_bytes + table_bytes;
             if t == 0 {
                 // SAFETY: drawn > 0: the host passes the counter's two words,
                 // which every block accesses atomically only.

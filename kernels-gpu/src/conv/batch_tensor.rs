@@ -69,11 +69,6 @@ pub const RT_MAX_STEPS: usize = 3;
 /// the taps' split and step, 32 lanes × two registers.
 pub const RT_TABLE_BYTES: usize = 3 * RT_MAX_STEPS * 32 * 8;
 
-/// Bytes of the rows kernels' work counter's draw, passed from thread 0
-/// to the block: after the fragment table in the tensor form, after the
-/// staging ring in the FMA form.
-pub const RT_DRAW_BYTES: usize = 16;
-
 /// Whether the kernel of `steps` steps reads its `A` fragments with
 /// `ldmatrix` (one instruction for four 32-bit loads; the rows of `X` must
 /// then start 16-byte aligned): the 3-step kernel (masks of 25 to 32

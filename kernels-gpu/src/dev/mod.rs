@@ -17,7 +17,7 @@
 //! | warp shuffles (down, xor) | [`warp`] | `SHFL.DOWN`, `SHFL.BFLY` |
 //! | pitched 2D row/element addresses | [`pitched`] | (the pitched matrix kernel; GPU-tested) |
 //! | asynchronous global → shared copies, warp barrier | [`pipeline`], [`warp`] | `LDGSTS`, `LDGDEPBAR`, `DEPBAR` (the 2D strip kernels) |
-//! | device-scope atomics, fence | [`atomic`] | `ATOMG`, `MEMBAR` (the bf16 rows kernels' work counter) |
+//! | device-scope atomics, fence | [`atomic`] | `ATOMG`, `MEMBAR` (the batched rows kernels' work counter) |
 //!
 //! Pure arithmetic (grid-stride bounds, vector split of a misaligned range) is
 //! compiled on the host too, so the host plans launches with the very same
