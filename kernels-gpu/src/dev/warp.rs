@@ -45,6 +45,26 @@ mod device {
         r
     }
 
+    /// `__shfl_up_sync(mask, v, delta)`: the value of lane `lane − delta`;
+    /// lanes whose source is before the warp keep their own value.
+    ///
+    /// # Safety
+    /// Every lane named in `mask` must execute this same shuffle.
+    #[inline(always)]
+    pub unsafe fn shfl_up(mask: u32, v: u32, delta: u32) -> u32 {
+        let r: u32;
+        // SAFETY: register-only; the caller upholds the mask contract.
+        // c = 0: clamp at the first lane of a full 32-lane segment.
+        unsafe {
+            asm!(
+                "shfl.sync.up.b32 {r}, {v}, {d}, 0, {m};",
+                r = out(reg32) r, v = in(reg32) v, d = in(reg32) delta, m = in(reg32) mask,
+                options(nomem, nostack, preserves_flags),
+            );
+        }
+        r
+    }
+
     /// `__shfl_xor_sync(mask, v, lane_mask)`: the value of lane
     /// `lane ^ lane_mask` (the butterfly used for all-reduce).
     ///
@@ -72,6 +92,16 @@ mod device {
     pub unsafe fn shfl_down_f32(mask: u32, v: f32, delta: u32) -> f32 {
         // SAFETY: forwarded.
         f32::from_bits(unsafe { shfl_down(mask, v.to_bits(), delta) })
+    }
+
+    /// [`shfl_up`] for `f32` (moves the bits).
+    ///
+    /// # Safety
+    /// As [`shfl_up`].
+    #[inline(always)]
+    pub unsafe fn shfl_up_f32(mask: u32, v: f32, delta: u32) -> f32 {
+        // SAFETY: forwarded.
+        f32::from_bits(unsafe { shfl_up(mask, v.to_bits(), delta) })
     }
 
     /// [`shfl_xor`] for `f32` (moves the bits).
