@@ -126,19 +126,23 @@ fn strip_kernels_read_every_tap_at_a_fixed_offset() {
 }
 
 /// The register-blocked `u8` kernels (sm_80 and newer): bytes widen by
-/// `I2F.U8` (with a byte selector) and by `PRMT` into the mantissa of
-/// 2²³; rows arrive by `LDGSTS` (`cp.async`); the multiply-adds take their
-/// taps from the taps parameter, as uniform registers (sm_90) or
-/// constant-bank operands (sm_80); on sm_90 each pair of outputs is
-/// rounded, saturated and packed by one `F2IP.U8`.
+/// `I2F.U8` with a byte selector; rows arrive by `LDG` into registers, and
+/// no shared memory is used; the row pass takes its neighbours' column
+/// sums by `SHFL.UP` / `SHFL.DOWN`; the multiply-adds take their taps from
+/// the taps parameter, as uniform registers (sm_90) or constant-bank
+/// operands (sm_80); on sm_90 each pair of outputs is rounded, saturated
+/// and packed by one `F2IP.U8`.
 #[test]
 fn register_blocked_u8_kernels() {
     for c in compiled("register_blocked_u8_kernels").into_iter().filter(|c| c.arch >= 80) {
         for k in ["conv2d_sepr1_u8_w3", "conv2d_sepr3_u8_w5", "conv2d_sepr4_u8_w5", "conv2d_sepr1_u8_w7"] {
             let sass = c.kernel(k).unwrap_or_else(|| panic!("sm_{}: {k} is not in the module", c.arch));
             let has = |op: &str| sass.iter().any(|i| i.opcode.starts_with(op));
-            for op in ["I2F.U8", "PRMT", "LDGSTS", "LDS"] {
+            for op in ["I2F.U8", "LDG", "SHFL.UP", "SHFL.DOWN"] {
                 assert!(has(op), "sm_{} {k}: no {op}", c.arch);
+            }
+            for op in ["LDS", "STS", "LDGSTS", "BAR"] {
+                assert!(!has(op), "sm_{} {k}: {op} (the kernels use no shared memory)", c.arch);
             }
             if c.arch >= 90 {
                 assert!(has("F2IP.U8"), "sm_{} {k}: no F2IP.U8", c.arch);

@@ -53,7 +53,9 @@ use std::sync::Arc;
 
 pub use coalesce_kernels::conv::batch::{CHAN_OUTPUTS, CHAN_ROWS, CHAN_X, CHAN_Y, chan_shared_elems};
 pub use coalesce_kernels::conv::sepchan::{SEPC_ROWS, SEPC_THREADS, sepc_shared_bytes, sepc_tiles};
-pub use coalesce_kernels::conv::sepreg::{SEPR_PARAM_BYTES, SEPR_THREADS, SEPR_WIDTHS, sepr_shared_bytes, sepr_strip};
+pub use coalesce_kernels::conv::sepreg::{
+    SEPR_OUT_LANES, SEPR_PARAM_BYTES, SEPR_THREADS, SEPR_WIDTHS, sepr_columns, sepr_strip, sepr_task, sepr_warps,
+};
 
 use super::batch::{Sample, left_for_origin};
 use super::{Boundary, ConvElem, ConvOp};
@@ -160,13 +162,13 @@ pub struct ChanPlan {
     /// Threads per block.
     pub threads: u32,
     /// Tile width in pixels of the separable kernels (0 for the general
-    /// ones; for the register-blocked kernels, the pixels of a block).
+    /// ones; for the register-blocked kernels, the pixels a warp writes
+    /// across a row).
     pub tile_px: u32,
-    /// Blocks down the image: the register-blocked kernels' grid is
-    /// `grid × grid_y`, each block row `rows` output rows (1 and 0 for the
-    /// others).
+    /// Blocks along the grid's `y` (1 for every kernel: the
+    /// register-blocked kernels number their warps along `x`).
     pub grid_y: u32,
-    /// Output rows of each block row of the register-blocked kernels (0
+    /// Output rows of each warp's band in the register-blocked kernels (0
     /// for the others).
     pub rows: u32,
 }
@@ -215,8 +217,16 @@ const REG_KERNELS: &[(usize, usize, &str)] = &[
     (1, 7, "conv2d_sepr1_u8_w7"),
 ];
 
-/// Most output rows of a block row of the register-blocked kernels.
-const SEPR_MAX_ROWS: usize = 64;
+/// Most output rows of a warp's band in the register-blocked kernels.
+const SEPR_MAX_ROWS: usize = 512;
+
+/// The bands of the register-blocked kernels' first and last warp
+/// columns, for bands of `rows` elsewhere: four fifths as long, since
+/// their lanes at a row's ends gather bytes through the boundary mode
+/// (about a quarter more instructions a row).
+pub fn sepr_edge_rows(rows: u32) -> u32 {
+    (rows * 4).div_ceil(5).max(1)
+}
 
 /// The register-blocked `u8` kernel for `channels` and window `k` (taps
 /// per axis), if one is built.
@@ -611,30 +621,31 @@ impl<S: Sample> Filter2d<S> {
         }
         let info = self.gpu.info();
         let threads = SEPR_THREADS as u32;
-        let bytes = sepr_shared_bytes(img.channels, k, SEPR_THREADS);
-        let per_sm = self.gpu.max_active_blocks_per_sm(kernel, threads, bytes)?;
+        let per_sm = self.gpu.max_active_blocks_per_sm(kernel, threads, 0)?;
         let resident = info.sm_count.max(1).saturating_mul(per_sm.max(1)) as usize;
-        let strip = sepr_strip(img.channels, k);
-        let gx = row.div_ceil(strip).div_ceil(SEPR_THREADS);
-        let max_y = info.limits.max_grid_dim[1] as usize;
-        // Waves × (rows + halo) per block: the time of the slowest SM.
-        let cost = |r: usize| gx.saturating_mul(img.height.div_ceil(r)).div_ceil(resident) * (r + k - 1);
-        let rows = (8..=SEPR_MAX_ROWS.max(8))
-            .map(|r| r.min(img.height))
-            .filter(|&r| img.height.div_ceil(r) <= max_y)
-            .min_by_key(|&r| (cost(r), usize::MAX - r))
-            .unwrap_or(img.height);
-        if gx > info.limits.max_grid_dim[0] as usize || img.height.div_ceil(rows) > max_y {
+        let cols = sepr_columns(img.width, img.channels, k) as u32;
+        let height = img.height as u32;
+        let warps_per_block = (SEPR_THREADS / 32) as u32;
+        let blocks = |r: u32| sepr_warps(cols, height, r, sepr_edge_rows(r)).div_ceil(warps_per_block) as usize;
+        // Waves × (rows + halo) per band: the time of the slowest SM.
+        let cost = |r: u32| blocks(r).div_ceil(resident) * (r as usize + k - 1);
+        let max_x = info.limits.max_grid_dim[0] as usize;
+        let rows = (8..=SEPR_MAX_ROWS as u32)
+            .map(|r| r.min(height))
+            .filter(|&r| blocks(r) <= max_x)
+            .min_by_key(|&r| (cost(r), u32::MAX - r))
+            .unwrap_or(height);
+        if blocks(rows) > max_x {
             return Ok(None);
         }
         Ok(Some(ChanPlan {
             kernel,
-            grid: gx as u32,
-            shared_bytes: bytes as u32,
+            grid: blocks(rows) as u32,
+            shared_bytes: 0,
             threads,
-            tile_px: (SEPR_THREADS * strip / img.channels) as u32,
-            grid_y: img.height.div_ceil(rows) as u32,
-            rows: rows as u32,
+            tile_px: (SEPR_OUT_LANES * sepr_strip(img.channels, k) / img.channels) as u32,
+            grid_y: 1,
+            rows,
         }))
     }
 
@@ -675,7 +686,9 @@ impl<S: Sample> Filter2d<S> {
                 let (k, _) = self.register_window(img.channels).expect("the plan found a window");
                 let taps = self.register_taps(factors, img.channels, k)?;
                 let (w, h, rows, mode) = (width as u32, height as u32, plan.rows, self.mode.raw());
-                let args: [&dyn KernelArg; 9] = [&src, &dst, &w, &h, &in_pitch, &out_pitch, &rows, &mode, &taps];
+                let edge_rows = sepr_edge_rows(rows);
+                let args: [&dyn KernelArg; 10] =
+                    [&src, &dst, &w, &h, &in_pitch, &out_pitch, &rows, &edge_rows, &mode, &taps];
                 let cfg = LaunchConfig::new((plan.grid, plan.grid_y), (plan.threads, 1, 1))
                     .with_shared_mem(plan.shared_bytes);
                 // SAFETY: the views live on this GPU and hold `img`
@@ -777,29 +790,55 @@ mod tests {
     use coalesce_kernels::conv::sepchan::{sepc_padded, sepc_plane, sepc_raw_row, sepc_span};
 
     /// The register-blocked kernels' layout, as the kernels assume it: a
-    /// strip is whole pixels and whole words; the row taps' reach and the
-    /// shift to the first word fit the slot's pad, so the last lane's
-    /// window ends inside its warp's slot; slots are whole 16-byte chunks;
-    /// every channel's taps fit the parameter; two blocks' slots fit the
-    /// SM.
+    /// strip is whole pixels and whole words and holds the row taps'
+    /// reach (a lane's neighbour lends it all); the hot loop's unrolling
+    /// is a multiple of the window; every channel's taps fit the
+    /// parameter; the warp columns cover every strip of a row.
     #[test]
     fn register_blocked_layout_invariants() {
-        use coalesce_kernels::conv::sepreg::{SEPR_PAD, sepr_halo, sepr_shift, sepr_slot, sepr_window, sepr_words};
+        use coalesce_kernels::conv::sepreg::{sepr_halo, sepr_unroll};
         for &(c, k, name) in REG_KERNELS {
-            let (b, h, s, w) = (sepr_strip(c, k), sepr_halo(c, k), sepr_shift(c, k), sepr_words(c, k));
+            let (b, h, u) = (sepr_strip(c, k), sepr_halo(c, k), sepr_unroll(k));
             assert!(b.is_multiple_of(4) && b.is_multiple_of(c), "{name}: strip {b}");
-            assert_eq!((h + s) % 4, 0, "{name}: the window's first word is aligned");
-            assert!(h + s <= SEPR_PAD, "{name}: reach {h} + shift {s} over the pad");
-            assert!(4 * w >= s + sepr_window(c, k) && 4 * w < s + sepr_window(c, k) + 4, "{name}: words {w}");
-            let slot = sepr_slot(b);
-            assert_eq!(slot % 16, 0, "{name}");
-            assert!(31 * b + SEPR_PAD - h - s + 4 * w <= slot, "{name}: lane 31's window leaves the slot");
+            assert!(h <= b, "{name}: reach {h} over the strip {b}");
+            assert!(u.is_multiple_of(k) && u >= 5, "{name}: unrolled {u}");
             assert!(2 * c * k * 4 <= SEPR_PARAM_BYTES, "{name}: taps");
-            assert!(2 * sepr_shared_bytes(c, k, SEPR_THREADS) <= 100 * 1024, "{name}: shared memory");
             assert_eq!(register_kernel_name(c, k), Some(name));
             assert!(SEPR_WIDTHS.contains(&k));
+            for width in [k, k + 1, 33, 359, 4096, 4097] {
+                let strips = (width * c).div_ceil(b);
+                let cols = sepr_columns(width, c, k);
+                assert!(cols * SEPR_OUT_LANES >= strips && (cols - 1) * SEPR_OUT_LANES < strips, "{name} {width}");
+            }
         }
         assert_eq!(register_kernel_name(3, 7), None);
+    }
+
+    /// The register-blocked kernels' tasks cover every (column, row) once,
+    /// and no warp past [`sepr_warps`] has one.
+    #[test]
+    fn register_blocked_tasks_cover_the_image() {
+        for (cols, height, rows) in [(1u32, 5u32, 8u32), (2, 9, 8), (3, 70, 8), (35, 4096, 70), (9, 301, 33), (4, 1, 1)]
+        {
+            let edge_rows = sepr_edge_rows(rows);
+            let warps = sepr_warps(cols, height, rows, edge_rows);
+            let mut seen = vec![0u8; (cols * height) as usize];
+            for w in 0..warps + 40 {
+                match sepr_task(w, cols, height, rows, edge_rows) {
+                    Some((col, y0, y_end)) => {
+                        assert!(
+                            w < warps && col < cols && y0 < y_end && y_end <= height,
+                            "{cols} {height} {rows}: {w}"
+                        );
+                        for y in y0..y_end {
+                            seen[(y * cols + col) as usize] += 1;
+                        }
+                    }
+                    None => assert!(w >= warps, "{cols} {height} {rows}: warp {w} of {warps} has no task"),
+                }
+            }
+            assert!(seen.iter().all(|&n| n == 1), "{cols} {height} {rows}: {seen:?}");
+        }
     }
 
     /// The separable kernels' shared-memory layout, as the kernels assume

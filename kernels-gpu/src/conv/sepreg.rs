@@ -6,54 +6,66 @@
 //! [`sepchan`](super::sepchan) stages square tiles in shared memory and
 //! loops over the taps at run time; at `u8` RGB with a 5 × 5 box it spends
 //! about 60 instructions per output. These kernels know the window at
-//! compile time and keep the sums in registers:
+//! compile time, keep every sum in registers and use no shared memory:
 //!
-//! 1. **A strip per thread.** Each thread owns [`sepr_strip`] bytes of an
-//!    output row (4 RGB pixels, 8 or 16 gray, 2 or 4 RGBA: whole pixels,
-//!    so each byte's channel is known at compile time) and walks down a
-//!    run of `rows` output rows.
-//! 2. **Rows staged per warp.** A warp's 32 strips with [`SEPR_PAD`]
-//!    bytes on either side arrive in shared memory by `cp.async`, 16 bytes
-//!    per lane, into one of
-//!    [`SEPR_STAGES`] slots: three rows are in flight while one is used,
-//!    without holding registers. Only `bar.warp.sync` orders them, never a
-//!    block barrier. Bytes outside the row, where a warp's slot reaches
-//!    past either end, are written one by one through the boundary mode
-//!    (zeros in constant mode), and rows outside the image likewise.
-//! 3. **Row pass.** Each lane reads its window (the strip and the row
-//!    taps' reach) as 32-bit words, widens every byte to `f32` once (half
-//!    of them by `I2F.U8` with a byte selector, half by placing the byte in
-//!    the mantissa of 2²³ and subtracting it, so the conversion pipe and
-//!    the ALUs share the work) and sums the `K` row taps in tap order.
-//! 4. **Column pass in registers.** The last `K` row results stay in
-//!    registers, a ring unrolled `K` times so that no value moves; each
-//!    output row is the `K` column taps over them in tap order.
+//! 1. **A strip per lane, a band of rows per warp.** Each lane owns
+//!    [`sepr_strip`] bytes of a row (4 RGB pixels, 8 gray, 3 RGBA: whole
+//!    pixels, so each byte's channel is known at compile time) and walks
+//!    down the warp's band of `rows` output rows. Lanes 1 … 30 write
+//!    their strips; lanes 0 and 31 only lend their columns to their
+//!    neighbours ([`SEPR_OUT_LANES`] strips per warp). Warps are
+//!    independent: no barrier, no shared memory.
+//! 2. **Rows prefetched in registers.** A lane loads its strip's bytes as
+//!    32-bit words (`ld.global.nc`) [`sepr_unroll`] rows ahead of their
+//!    use; a slot is widened before it is reloaded, so that the load
+//!    lands in the registers it frees (a load still in flight that had to
+//!    move at the loop's end would stall the warp). Lanes whose strip
+//!    crosses a row's end gather it byte by byte through the boundary
+//!    mode, from pixel offsets worked out once, before the word loads are
+//!    issued; rows outside the image are mapped by the mode too (zeros in
+//!    constant mode). Those lanes sit in the first and last warp columns,
+//!    whose bands are shorter ([`sepr_task`]) so that every warp ends at
+//!    about the same time.
+//! 3. **Column pass first.** Each byte is widened to `f32` once, by
+//!    `I2F.U8` with a byte selector (one instruction; placing the byte in
+//!    the mantissa of 2²³ and subtracting it takes two, and measured no
+//!    faster for sharing the work with the conversion pipe). The last `K`
+//!    widened rows stay in registers, a ring unrolled so that no value
+//!    moves, and the `K` column taps run over them.
+//! 4. **Row pass over shuffled neighbours.** The column sums that the row
+//!    taps need beyond the strip, [`sepr_halo`] values each side, come
+//!    from the neighbouring lanes by `shfl.sync.up` / `.down`; the `K` row
+//!    taps then run over the strip.
 //! 5. **Rounding.** Four outputs are rounded to the nearest integer (ties
 //!    to even), saturated to 0 … 255 and packed by `cvt.rni` +
 //!    `cvt.pack.sat` (`F2IP.U8` on sm_90: two outputs per instruction),
 //!    then stored as 32-bit words.
 //!
+//! Per output of an RGB 5 × 5 filter that is 10 multiply-adds, one widening,
+//! one shuffle, half a rounding and a quarter of a load and of a store.
+//!
 //! The taps travel by value in the kernel's parameter space (see
 //! [`crate::dev::param`]): the multiply-adds take them as uniform registers
-//! (sm_90) or constant-bank operands (sm_80), and no launch shares them. A mask narrower than `K`, or off
-//! centre (scipy's `origin`), is padded with zero taps to the centred
-//! window: zero times a byte adds nothing.
+//! (sm_90) or constant-bank operands (sm_80), and no launch shares them. A
+//! mask narrower than `K`, or off centre (scipy's `origin`), is padded with
+//! zero taps to the centred window: zero times a byte adds nothing.
 //!
-//! The code is kept small on purpose: the `K` unrolled steps of the ring
-//! are the hot loop, and every path they inline is fetched with them (a
-//! build that also handled a nonzero `cval` and 4-byte-aligned rows inside
-//! the steps spent a third of its cycles waiting for instructions). So
-//! the host sends constant mode with `cval ≠ 0`, and inputs whose base or
-//! pitch is not a multiple of 16 bytes, to [`sepchan`](super::sepchan).
+//! The host sends constant mode with `cval ≠ 0`, and layouts whose input
+//! base or pitch is not a multiple of 16 bytes (or the output's of 4), to
+//! [`sepchan`](super::sepchan).
 //!
 //! The kernels take `(input, output, width, height, in_pitch, out_pitch,
-//! rows, mode, taps)`: pitches in bytes; the input's base and pitch
+//! rows, edge_rows, mode, taps)`: pitches in bytes; the input's base and pitch
 //! multiples of 16, the output's of 4; width and height at least `K`;
-//! `rows` the output rows of each block row (grid `y`); `mode` a
+//! `rows` the output rows of each band, `edge_rows` those of the bands
+//! of the first and last warp columns ([`sepr_task`]); `mode` a
 //! [`Boundary`](super::Boundary) raw value (constant mode: zeros); `taps`
 //! [`SEPR_PARAM_BYTES`] bytes, per channel `c` (`C` of them, the mask
 //! repeated when one serves all) the `K` row taps at `2cK` and the `K`
-//! column taps at `(2c + 1)K`, `f32`, correlation order, centred.
+//! column taps at `(2c + 1)K`, `f32`, correlation order, centred. Warp
+//! `g` of the grid (blocks of [`SEPR_THREADS`], numbered along `x`) takes
+//! task [`sepr_task`]`(g, cols, height, rows, edge_rows)`, `cols` =
+//! [`sepr_columns`]; the grid holds at least [`sepr_warps`] warps.
 
 /// Threads per block.
 pub const SEPR_THREADS: usize = 256;
@@ -64,29 +76,17 @@ pub const SEPR_PARAM_BYTES: usize = 4 * 2 * 7 * 4;
 /// The windows (taps per axis) the kernels are built for.
 pub const SEPR_WIDTHS: [usize; 3] = [3, 5, 7];
 
-/// Input rows each warp has in flight or in use: its staging slots.
-pub const SEPR_STAGES: usize = 4;
+/// Strips each warp writes: lanes 1 … 30 (lanes 0 and 31 lend their
+/// columns to the row pass of lanes 1 and 30).
+pub const SEPR_OUT_LANES: usize = 30;
 
-/// Bytes each slot holds left and right of its warp's strips (at least
-/// the row taps' reach, [`sepr_halo`] + [`sepr_shift`]; 16 keeps the copies
-/// 16-byte aligned).
-pub const SEPR_PAD: usize = 16;
-
-/// Bytes of a warp's staging slot: 32 strips of `strip` bytes and the pads.
-pub const fn sepr_slot(strip: usize) -> usize {
-    32 * strip + 2 * SEPR_PAD
-}
-
-/// Dynamic shared memory of a block of `threads`, bytes.
-pub const fn sepr_shared_bytes(channels: usize, k: usize, threads: usize) -> usize {
-    threads / 32 * SEPR_STAGES * sepr_slot(sepr_strip(channels, k))
-}
-
-/// Bytes of an output row each thread owns, for `channels` and window `k`.
+/// Bytes of an output row each lane owns, for `channels` and window `k`:
+/// whole pixels, a multiple of 4 bytes, and at least the row taps' reach
+/// ([`sepr_halo`]).
 pub const fn sepr_strip(channels: usize, k: usize) -> usize {
-    match (channels, k) {
-        (3, _) => 12,
-        (_, 3) => 16,
+    let _ = k;
+    match channels {
+        3 | 4 => 12,
         _ => 8,
     }
 }
@@ -96,36 +96,61 @@ pub const fn sepr_halo(channels: usize, k: usize) -> usize {
     (k / 2) * channels
 }
 
-/// Bytes of the window a thread widens per row: strip and both halos.
-pub const fn sepr_window(channels: usize, k: usize) -> usize {
-    sepr_strip(channels, k) + 2 * sepr_halo(channels, k)
+/// Rows each lane has in flight, and the steps the hot loop is unrolled
+/// by: a multiple of `k` (so that the ring's slots are known at compile
+/// time) of at least 5.
+pub const fn sepr_unroll(k: usize) -> usize {
+    if k < 5 { 2 * k } else { k }
 }
 
-/// Bytes from the first word a thread reads to its window's first byte.
-pub const fn sepr_shift(channels: usize, k: usize) -> usize {
-    (4 - sepr_halo(channels, k) % 4) % 4
+/// Warp columns across a row of `width` pixels of `channels`.
+pub const fn sepr_columns(width: usize, channels: usize, k: usize) -> usize {
+    (width * channels).div_ceil(sepr_strip(channels, k)).div_ceil(SEPR_OUT_LANES)
 }
 
-/// 32-bit words a thread reads per row.
-pub const fn sepr_words(channels: usize, k: usize) -> usize {
-    (sepr_shift(channels, k) + sepr_window(channels, k)).div_ceil(4)
+/// Warp `warp`'s task: its warp column and its band of output rows
+/// `y0 … y_end`, or `None` past the last. The first and last columns hold
+/// the lanes that gather bytes through the boundary mode (a row's ends);
+/// they take bands of `edge_rows` and come first, two warps a band; the
+/// others take bands of `rows`. Every (column, row) of an image of `cols`
+/// columns and `height` rows belongs to exactly one task.
+pub const fn sepr_task(warp: u32, cols: u32, height: u32, rows: u32, edge_rows: u32) -> Option<(u32, u32, u32)> {
+    if cols == 0 || height == 0 || rows == 0 || edge_rows == 0 {
+        return None;
+    }
+    let edges = if cols >= 2 { 2 } else { 1 };
+    let edge_warps = edges * height.div_ceil(edge_rows);
+    let (col, band, r) = if warp < edge_warps {
+        (if warp % edges == 1 { cols - 1 } else { 0 }, warp / edges, edge_rows)
+    } else {
+        let inner = cols - edges;
+        let g = warp - edge_warps;
+        if inner == 0 || g / inner >= height.div_ceil(rows) {
+            return None;
+        }
+        (1 + g % inner, g / inner, rows)
+    };
+    let y0 = band * r;
+    let y_end = if height - y0 < r { height } else { y0 + r };
+    Some((col, y0, y_end))
 }
 
-// `cvt.pack.sat` needs sm_72 and the staging `cp.async` sm_80: the
-// kernels are built for sm_80 and newer.
+/// Warps [`sepr_task`] numbers for an image of `cols` columns and
+/// `height` rows.
+pub const fn sepr_warps(cols: u32, height: u32, rows: u32, edge_rows: u32) -> u32 {
+    let edges = if cols >= 2 { 2 } else { 1 };
+    edges * height.div_ceil(edge_rows) + (cols - edges) * height.div_ceil(rows)
+}
+
+// `cvt.pack.sat` needs sm_72, and `ptxas` keeps the taps in uniform
+// registers from sm_80 on: the kernels are built for sm_80 and newer.
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_80"))]
 mod kernels {
-    #[cfg(doc)]
-    use super::sepr_shared_bytes;
-    use super::{
-        SEPR_PAD, SEPR_PARAM_BYTES, SEPR_STAGES, sepr_halo, sepr_shift, sepr_slot, sepr_strip, sepr_window, sepr_words,
-    };
-    use crate::conv::elem::{ConvElem, opaque, unroll};
-    use crate::dev::index::{block_dim_x, block_idx_x, block_idx_y, thread_idx_x};
+    use super::{SEPR_OUT_LANES, SEPR_PARAM_BYTES, sepr_halo, sepr_strip, sepr_task, sepr_unroll};
+    use crate::conv::elem::{ConvElem, unroll};
+    use crate::dev::index::{block_dim_x, block_idx_x, thread_idx_x};
     use crate::dev::param::{ParamBytes, ParamSymbol};
-    use crate::dev::pipeline;
-    use crate::dev::shared::{SharedElem, dynamic};
-    use crate::dev::warp::sync_warp;
+    use crate::dev::warp::{FULL_MASK, ballot, shfl_down_f32, shfl_up_f32};
     use core::arch::asm;
 
     /// Byte `b` (a constant 0 … 3) of `w` as `f32`, by `I2F.U8` with a
@@ -150,29 +175,6 @@ mod kernels {
             _ => cvt!("24"),
         }
         f
-    }
-
-    /// Byte `b` (a constant 0 … 3) of `w` as `f32`, exactly: the byte in
-    /// the mantissa of 2²³ (one `PRMT`), less 2²³ (the ALUs).
-    #[inline(always)]
-    fn byte_magic(w: u32, b: u32) -> f32 {
-        let m: u32;
-        macro_rules! place {
-            ($sel:literal) => {
-                // SAFETY: arithmetic only.
-                unsafe {
-                    asm!(concat!("prmt.b32 {m}, {w}, 1258291200, ", $sel, ";"), m = out(reg32) m, w = in(reg32) w,
-                         options(pure, nomem, nostack, preserves_flags))
-                }
-            };
-        }
-        match b {
-            0 => place!("0x7650"),
-            1 => place!("0x7651"),
-            2 => place!("0x7652"),
-            _ => place!("0x7653"),
-        }
-        f32::from_bits(m) - 8_388_608.0
     }
 
     /// Four values rounded to the nearest integer (ties to even; NaN to
@@ -207,6 +209,7 @@ mod kernels {
         pub in_pitch: usize,
         pub out_pitch: usize,
         pub rows: u32,
+        pub edge_rows: u32,
         pub mode: u32,
     }
 
@@ -256,7 +259,8 @@ mod kernels {
         /// The index position `p` takes, −1 for zero, and −1 too
         /// beyond one reflection (`p < 1 − n` or `p > 2n − 2`, where
         /// mirror mode would leave the axis: positions that only the
-        /// staging's pads and prefetches reach, never an output's window,
+        /// lending lanes' spare bytes and the prefetches reach, never an
+        /// output's window,
         /// on an axis of at least the window).
         #[inline(always)]
         fn map(self, p: i32) -> i32 {
@@ -269,29 +273,92 @@ mod kernels {
                 m * p + c
             }
         }
+
+        /// [`map`](Self::map) for `0 ≤ p ≤ 2n − 2`.
+        #[inline(always)]
+        fn map_high(self, p: i32) -> i32 {
+            if p < self.n { p } else { self.hi.0 * p + self.hi.1 }
+        }
     }
 
-    /// Stores byte `v` at shared-window address `addr`.
+    /// The 32-bit word at `p`, or `or` when `!live` (a predicated load
+    /// through the read-only path).
     ///
     /// # Safety
-    /// `addr` inside this block's shared memory.
+    /// When `live`: `p` 4-byte aligned, inside the input, which no thread
+    /// writes during the launch.
     #[inline(always)]
-    unsafe fn st_shared_u8(addr: u32, v: u8) {
-        // SAFETY: the caller's contract.
+    unsafe fn ld_word_or(p: *const u8, live: bool, or: u32) -> u32 {
+        let v: u32;
+        // SAFETY: the caller's contract; nothing is read when !live.
         unsafe {
-            asm!("st.shared.u8 [{a}], {v};", a = in(reg32) addr, v = in(reg16) v as u16, options(nostack, preserves_flags))
+            asm!(
+                "{{ .reg .pred p; setp.ne.u32 p, {l}, 0; mov.u32 {v}, {o}; @p ld.global.nc.u32 {v}, [{a}]; }}",
+                v = out(reg32) v, a = in(reg64) p, l = in(reg32) live as u32, o = in(reg32) or,
+                options(readonly, nostack, preserves_flags)
+            )
+        };
+        v
+    }
+
+    /// The byte at `p` (zero-extended), or 0 when `!live`.
+    ///
+    /// # Safety
+    /// When `live`: `p` inside the input, which no thread writes during
+    /// the launch.
+    #[inline(always)]
+    unsafe fn ld_byte(p: *const u8, live: bool) -> u32 {
+        let v: u32;
+        // SAFETY: the caller's contract; nothing is read when !live.
+        unsafe {
+            asm!(
+                "{{ .reg .pred p; setp.ne.u32 p, {l}, 0; mov.u32 {v}, 0; @p ld.global.nc.u8 {v}, [{a}]; }}",
+                v = out(reg32) v, a = in(reg64) p, l = in(reg32) live as u32,
+                options(readonly, nostack, preserves_flags)
+            )
+        };
+        v
+    }
+
+    /// Stores `v` at `p` when `live` (a predicated store).
+    ///
+    /// # Safety
+    /// When `live`: `p` 4-byte aligned, inside the output, which no other
+    /// thread writes.
+    #[inline(always)]
+    unsafe fn st_word(p: *mut u8, v: u32, live: bool) {
+        // SAFETY: the caller's contract; nothing is written when !live.
+        unsafe {
+            asm!(
+                "{{ .reg .pred p; setp.ne.u32 p, {l}, 0; @p st.global.u32 [{a}], {v}; }}",
+                a = in(reg64) p, v = in(reg32) v, l = in(reg32) live as u32, options(nostack, preserves_flags)
+            )
+        };
+    }
+
+    /// Stores the low byte of `v` at `p` when `live`.
+    ///
+    /// # Safety
+    /// When `live`: `p` inside the output, which no other thread writes.
+    #[inline(always)]
+    unsafe fn st_byte(p: *mut u8, v: u32, live: bool) {
+        // SAFETY: the caller's contract; nothing is written when !live.
+        unsafe {
+            asm!(
+                "{{ .reg .pred p; setp.ne.u32 p, {l}, 0; @p st.global.u8 [{a}], {v}; }}",
+                a = in(reg64) p, v = in(reg32) v, l = in(reg32) live as u32, options(nostack, preserves_flags)
+            )
         };
     }
 
     /// The kernels: see the module docs. `B` = [`sepr_strip`], `H` =
-    /// [`sepr_halo`], `N` = [`sepr_window`], `S` = [`sepr_shift`], `W` =
-    /// [`sepr_words`].
+    /// [`sepr_halo`], `W` = `B / 4` (words per strip), `Q` = `B / C`
+    /// (pixels per strip), `U` = [`sepr_unroll`].
     ///
     /// # Safety
     /// The arguments as the module docs give; blocks of
-    /// [`SEPR_THREADS`](super::SEPR_THREADS) threads, a grid of
-    /// `ceil(strips / 256) × ceil(height / rows)`, [`sepr_shared_bytes`]
-    /// bytes of dynamic shared memory.
+    /// [`SEPR_THREADS`](super::SEPR_THREADS) threads along `x`, a grid of
+    /// at least [`sepr_warps`](super::sepr_warps) warps.
     #[inline(always)]
     pub(super) unsafe fn sepr<
         P: ParamSymbol,
@@ -299,187 +366,137 @@ mod kernels {
         const K: usize,
         const B: usize,
         const H: usize,
-        const N: usize,
-        const S: usize,
         const W: usize,
+        const Q: usize,
+        const U: usize,
     >(
         a: Args,
     ) {
-        const { assert!(B == sepr_strip(C, K) && H == sepr_halo(C, K) && N == sepr_window(C, K)) };
-        const { assert!(S == sepr_shift(C, K) && W == sepr_words(C, K) && H + S <= SEPR_PAD) };
-        const { assert!(2 * C * K * 4 <= SEPR_PARAM_BYTES && B.is_multiple_of(4) && B.is_multiple_of(C)) };
+        const { assert!(B == sepr_strip(C, K) && H == sepr_halo(C, K) && U == sepr_unroll(K)) };
+        const { assert!(W * 4 == B && Q * C == B && H <= B && U.is_multiple_of(K) && U >= K) };
+        const { assert!(2 * C * K * 4 <= SEPR_PARAM_BYTES) };
         let row_bytes = a.width * C as u32;
         let t = thread_idx_x();
         let lane = t % 32;
-        let strip = block_idx_x() * block_dim_x() + t;
+        let warp = block_idx_x() * (block_dim_x() / 32) + t / 32;
         let strips = row_bytes.div_ceil(B as u32);
-        // Whole warps leave (the warp shares its staging and barriers).
-        if strip - lane >= strips {
-            return;
-        }
-        let y0 = block_idx_y() * a.rows;
-        if y0 >= a.height {
-            return;
-        }
-        let y_end = if a.height - y0 < a.rows { a.height } else { y0 + a.rows };
-        let s = strip * B as u32;
-        let (rows, cols) = (Axis::new(a.height as i32, a.mode), Axis::new(a.width as i32, a.mode));
-
-        // The warp's slots: SEPR_STAGES rows of bytes `base − PAD … base +
-        // 32·B + PAD` (base = the warp's first byte), in 16-byte chunks.
-        let slot = sepr_slot(B) as u32;
-        // SAFETY: the host sizes the window (sepr_shared_bytes).
-        let slots = unsafe { dynamic::<u32>() }.addr_of(0) + (t / 32) * SEPR_STAGES as u32 * slot;
-        let origin = (s - lane * B as u32) as i32 - SEPR_PAD as i32;
-        let chunks = slot / 16;
-        let inside = |g: i32, bytes: u32| g >= 0 && g as u32 + bytes <= row_bytes;
-        let warp_inside = inside(origin, slot);
-        // Stages input row `y` into slot `k`, as one commit group: 16-byte
-        // copies where they lie inside the row, byte by byte through the
-        // boundary mode elsewhere; zeros outside the image in constant mode
-        // (whose `cval` is 0 here).
-        let stage = #[inline(always)]
-        |y: i32, k: u32| {
-            let yy = rows.map(y);
-            // SAFETY: row yy < height when yy ≥ 0; not read otherwise.
-            let line = unsafe { a.input.add(yy.max(0) as usize * a.in_pitch) };
-            let live = yy >= 0;
-            let dst = slots + k * slot;
-            // A loop, not unrolled (by LLVM: its count is opaque; by
-            // `ptxas`: `.pragma "nounroll"`): it runs at the rows' ends
-            // only, and unrolled into each of the ring's steps it made the
-            // hot loop too large for the instruction cache.
-            let by_bytes = #[inline(always)]
-            |g: i32, at: u32, n: u32| {
-                for m in 0..opaque(n as usize) as u32 {
-                    // SAFETY: a directive to `ptxas` at the loop's head.
-                    unsafe { asm!(".pragma \"nounroll\";", options(nomem, nostack, preserves_flags)) };
-                    let e = g + m as i32;
-                    let p = e.div_euclid(C as i32);
-                    let px = cols.map(p);
-                    let value = if live && px >= 0 {
-                        // SAFETY: pixel px < width, channel < C, of row yy.
-                        unsafe { *line.add(px as usize * C + (e - p * C as i32) as usize) }
-                    } else {
-                        0
-                    };
-                    // SAFETY: byte at + m of this warp's slot k.
-                    unsafe { st_shared_u8(at + m, value) };
-                }
-            };
-            let mut q = lane;
-            while q < chunks {
-                let g = origin + 16 * q as i32;
-                if warp_inside || inside(g, 16) {
-                    // SAFETY: 16 bytes of row yy (when live), 16-byte
-                    // aligned (base and pitch multiples of 16; origin a
-                    // multiple of 16).
-                    unsafe { pipeline::copy16(dst + 16 * q, line.offset(g as isize), live) };
-                } else {
-                    by_bytes(g, dst + 16 * q, 16);
-                }
-                q += 32;
-            }
-            pipeline::commit_group();
-        };
-        // This lane's window of the row in slot `k`, each byte widened.
-        let widen = #[inline(always)]
-        |k: u32| -> [f32; N] {
-            let at = slots + k * slot + lane * B as u32 + (SEPR_PAD - H - S) as u32;
-            let mut words = [0u32; W];
-            unroll!(const I in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10] below W => {
-                // SAFETY: word I of this lane's window in slot k.
-                words[I] = unsafe { u32::ld_shared(at + 4 * I as u32) };
+        let cols = strips.div_ceil(SEPR_OUT_LANES as u32);
+        // Whole warps leave (the shuffles need every lane).
+        let Some((col, y0, y_end)) = sepr_task(warp, cols, a.height, a.rows, a.edge_rows) else { return };
+        // This lane's strip (−1 left of the row) and its first byte.
+        let sp = (col * SEPR_OUT_LANES as u32 + lane) as i32 - 1;
+        let s = sp * B as i32;
+        let (rows, cols_ax) = (Axis::new(a.height as i32, a.mode), Axis::new(a.width as i32, a.mode));
+        // Inside the row: whole words. Past the right neighbour of the
+        // last strip: nothing needed. Between: byte by byte from the
+        // pixels the mode maps the strip's to (−1: zero).
+        let fast = s >= 0 && s as u32 + B as u32 <= row_bytes;
+        let dead = sp > strips as i32;
+        let mut off = [-1i32; Q];
+        if !fast && !dead {
+            unroll!(const I in [0, 1, 2, 3, 4, 5, 6, 7] below Q => {
+                let px = cols_ax.map(sp * Q as i32 + I as i32);
+                off[I] = if px >= 0 { px * C as i32 } else { -1 };
             });
-            let mut x = [0.0f32; N];
-            unroll!(const I in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
-                               20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39] below N => {
-                let (word, byte) = (words[(S + I) / 4], ((S + I) % 4) as u32);
-                x[I] = if I.is_multiple_of(2) { byte_cvt(word, byte) } else { byte_magic(word, byte) };
+        }
+        let writes = lane >= 1 && lane <= SEPR_OUT_LANES as u32 && (sp as u32) < strips;
+        let whole = writes && s as u32 + B as u32 <= row_bytes;
+        // Whether any lane of the warp gathers, or writes part of a strip:
+        // warp-uniform branches around those rare paths.
+        // SAFETY: every lane of the warp is here (whole warps leave above).
+        let (gathers, partial) =
+            unsafe { (ballot(FULL_MASK, !fast && !dead) != 0, ballot(FULL_MASK, writes && !whole) != 0) };
+        // Input row `yy` of the strip as words (a row the mode maps to,
+        // −1 for zeros), zeros unless `want`.
+        let load = #[inline(always)]
+        |yy: i32, want: bool| -> [u32; W] {
+            let live = want && yy >= 0;
+            // Not dereferenced unless live (then row yy < height).
+            let line = a.input.wrapping_add(yy.max(0) as usize * a.in_pitch);
+            // The gathered words come first: a value computed after the
+            // loads were issued into the same registers would wait for them.
+            let mut g = [0u32; W];
+            if gathers {
+                unroll!(const I in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] below B => {
+                    let o = off[I / C];
+                    // SAFETY: read when live and o ≥ 0 (a gathering lane):
+                    // pixel o / C < width, channel I % C, of row yy.
+                    let b = unsafe { ld_byte(line.wrapping_add(o.max(0) as usize + I % C), live && o >= 0) };
+                    g[I / 4] |= b << (8 * (I % 4));
+                });
+            }
+            let mut w = [0u32; W];
+            unroll!(const I in [0, 1, 2, 3] below W => {
+                // SAFETY: read when live and fast: bytes s + 4I … s + 4I + 4
+                // of row yy, inside it, 4-byte aligned (base, pitch and s are).
+                w[I] = unsafe { ld_word_or(line.wrapping_offset(s as isize + 4 * I as isize), live && fast, g[I]) };
+            });
+            w
+        };
+        // The strip's bytes widened, each once.
+        let widen = #[inline(always)]
+        |w: [u32; W]| -> [f32; B] {
+            let mut x = [0.0f32; B];
+            unroll!(const I in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] below B => {
+                x[I] = byte_cvt(w[I / 4], (I % 4) as u32);
             });
             x
         };
-        // The row taps over the window in slot `k`, in tap order.
-        let row_pass = #[inline(always)]
-        |k: u32| -> [f32; B] {
-            let x = widen(k);
-            let mut h = [0.0f32; B];
-            unroll!(const I in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] below B => {
-                let c = I % C;
-                let mut acc = x[I] * tap::<P, K>(c, 0, 0);
-                unroll!(const J in [1, 2, 3, 4, 5, 6] below K => {
-                    acc = f32::fma(x[I + J * C], tap::<P, K>(c, 0, J), acc);
-                });
-                h[I] = acc;
-            });
-            h
-        };
-        let active = strip < strips;
-        // Stores output row `y` of the strip.
+        // Stores a row of the strip at `out` (its first byte).
         let store = #[inline(always)]
-        |y: u32, v: &[f32; B]| {
-            if !active {
-                return;
+        |out: *mut u8, v: &[f32; B]| {
+            let mut words = [0u32; W];
+            unroll!(const I in [0, 1, 2, 3] below W => {
+                words[I] = pack4([v[4 * I], v[4 * I + 1], v[4 * I + 2], v[4 * I + 3]]);
+                // SAFETY: written when whole: bytes s + 4I … s + 4I + 4 of
+                // an output row, inside it, 4-byte aligned.
+                unsafe { st_word(out.wrapping_add(4 * I), words[I], whole) };
+            });
+            if partial {
+                unroll!(const I in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] below B => {
+                    let inside = writes && !whole && s as u32 + (I as u32) < row_bytes;
+                    // SAFETY: written when inside the row.
+                    unsafe { st_byte(out.wrapping_add(I), words[I / 4] >> (8 * (I % 4)), inside) };
+                });
             }
-            // SAFETY: row y < height; bytes s … s + B of it clipped to the
-            // row; 4-byte aligned (s a multiple of 4, base and pitch too).
-            unsafe {
-                let out = a.output.add(y as usize * a.out_pitch + s as usize);
-                if s + B as u32 <= row_bytes {
-                    unroll!(const Q in [0, 1, 2, 3] below B / 4 => {
-                        let word = pack4([v[4 * Q], v[4 * Q + 1], v[4 * Q + 2], v[4 * Q + 3]]);
-                        *out.cast::<u32>().add(Q) = word;
-                    });
-                } else {
-                    unroll!(const Q in [0, 1, 2, 3] below B / 4 => {
-                        let word = pack4([v[4 * Q], v[4 * Q + 1], v[4 * Q + 2], v[4 * Q + 3]]);
-                        unroll!(const M in [0, 1, 2, 3] below 4 => {
-                            if s + ((4 * Q + M) as u32) < row_bytes {
-                                *out.add(4 * Q + M) = (word >> (8 * M)) as u8;
-                            }
-                        });
-                    });
-                }
-            }
-        };
-        // Row `y` (consumed from slot `k`): the slot of the row before it
-        // takes row y + STAGES − 1, then row y's copies are waited for.
-        let next_row = #[inline(always)]
-        |y: i32, k: u32| -> [f32; B] {
-            // SAFETY: every lane of the warp is here (warp-uniform loop).
-            unsafe { sync_warp() };
-            stage(y + SEPR_STAGES as i32 - 1, (k + SEPR_STAGES as u32 - 1) % SEPR_STAGES as u32);
-            pipeline::wait_group::<{ SEPR_STAGES as u32 - 1 }>();
-            // SAFETY: as above; the other lanes' copies are then visible.
-            unsafe { sync_warp() };
-            row_pass(k)
         };
 
-        // The ring: slot (n + j) % K holds the row pass of input row
-        // y0 + n − K/2 + j while output row y0 + n is computed.
+        // Input row top + n is the band's n-th; it waits in slot n % U of
+        // `pre` and, widened, in slot n % K of the ring.
         let half = (K / 2) as i32;
         let top = y0 as i32 - half;
-        unroll!(const J in [0, 1, 2, 3, 4, 5, 6, 7] below SEPR_STAGES - 1 => {
-            stage(top + J as i32, J as u32);
+        let total = (y_end - y0) as i32 + 2 * half;
+        let mut pre = [[0u32; W]; U];
+        unroll!(const J in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9] below U => {
+            pre[J] = load(rows.map(top + J as i32), (J as i32) < total);
         });
-        let mut k = 0u32;
         let mut ring = [[0.0f32; B]; K];
         unroll!(const J in [0, 1, 2, 3, 4, 5] below K - 1 => {
-            ring[J] = next_row(top + J as i32, k);
-            k = if k + 1 == SEPR_STAGES as u32 { 0 } else { k + 1 };
+            ring[J] = widen(pre[J]);
+            pre[J] = load(rows.map(top + (J + U) as i32), ((J + U) as i32) < total);
         });
-        // Each step leaves at the end instead of skipping the rest: a
-        // skipped step would merge each ring slot's old and new values, and
-        // keep both alive through every step.
+        // Output row y0 + m takes row n = m + K − 1. Each step leaves at
+        // the end instead of skipping the rest: a skipped step would merge
+        // each ring slot's old and new values, and keep both alive through
+        // every step.
         let mut y = y0;
+        let mut n = (K - 1) as i32;
+        let mut out = a.output.wrapping_add(y0 as usize * a.out_pitch).wrapping_offset(s as isize);
         loop {
-            unroll!(const R in [0, 1, 2, 3, 4, 5, 6] below K => {
+            unroll!(const R in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9] below U => {
                 if y >= y_end {
-                    pipeline::wait_group::<0>();
                     return;
                 }
-                ring[(R + K - 1) % K] = next_row(y as i32 + half, k);
-                k = if k + 1 == SEPR_STAGES as u32 { 0 } else { k + 1 };
+                // The slot is widened before it is reloaded, so that the
+                // load can land in the registers it frees (a load still in
+                // flight that had to move at the loop's end would stall).
+                let slot = (R + K - 1) % U;
+                ring[(R + K - 1) % K] = widen(pre[slot]);
+                // Row top + n + U ≥ y0 + U > 0: only the bottom edge maps,
+                // and rows past y_end − 1 + K/2 ≤ 2·height − 2 are not read.
+                pre[slot] = load(rows.map_high(top + n + U as i32), n + (U as i32) < total);
+                // The column taps in tap order: slot (R + J) % K holds
+                // input row y − K/2 + J.
                 let mut v = [0.0f32; B];
                 unroll!(const I in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] below B => {
                     let c = I % C;
@@ -489,8 +506,33 @@ mod kernels {
                     });
                     v[I] = acc;
                 });
-                store(y, &v);
+                // The row taps' reach beyond the strip, from the lanes
+                // either side: `u[i]` is strip byte i − H.
+                let mut u = [0.0f32; 40];
+                unroll!(const I in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] below H => {
+                    // SAFETY: every lane of the warp is here (the band's
+                    // steps are warp-uniform).
+                    unsafe {
+                        u[I] = shfl_up_f32(FULL_MASK, v[B - H + I], 1);
+                        u[H + B + I] = shfl_down_f32(FULL_MASK, v[I], 1);
+                    }
+                });
+                unroll!(const I in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] below B => {
+                    u[H + I] = v[I];
+                });
+                let mut o = [0.0f32; B];
+                unroll!(const I in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] below B => {
+                    let c = I % C;
+                    let mut acc = u[I] * tap::<P, K>(c, 0, 0);
+                    unroll!(const J in [1, 2, 3, 4, 5, 6] below K => {
+                        acc = f32::fma(u[I + J * C], tap::<P, K>(c, 0, J), acc);
+                    });
+                    o[I] = acc;
+                });
+                store(out, &o);
+                out = out.wrapping_add(a.out_pitch);
                 y += 1;
+                n += 1;
             });
         }
     }
@@ -510,11 +552,12 @@ mod kernels {
                 in_pitch: usize,
                 out_pitch: usize,
                 rows: u32,
+                edge_rows: u32,
                 mode: u32,
                 _taps: ParamBytes<SEPR_PARAM_BYTES>,
             ) {
-                crate::param_symbol!(Taps = $name, 8);
-                let a = Args { input, output, width, height, in_pitch, out_pitch, rows, mode };
+                crate::param_symbol!(Taps = $name, 9);
+                let a = Args { input, output, width, height, in_pitch, out_pitch, rows, edge_rows, mode };
                 // SAFETY: same contract.
                 unsafe {
                     sepr::<
@@ -523,9 +566,9 @@ mod kernels {
                         $k,
                         { sepr_strip($c, $k) },
                         { sepr_halo($c, $k) },
-                        { sepr_window($c, $k) },
-                        { sepr_shift($c, $k) },
-                        { sepr_words($c, $k) },
+                        { sepr_strip($c, $k) / 4 },
+                        { sepr_strip($c, $k) / $c },
+                        { sepr_unroll($k) },
                     >(a)
                 }
             }
