@@ -875,3 +875,243 @@ TENSOR2D_KERNEL(conv2d_tensor_tf32_s2_f32, false, 2, 128, 4)
 TENSOR2D_KERNEL(conv2d_tensor_tf32_s3_f32, false, 3, 128, 4)
 TENSOR2D_KERNEL(conv2d_tensor_tf32_s4_f32, false, 4, 128, 4)
 #endif
+
+// ---- Streamed separable filters (kernels-gpu/src/conv/sepstream.rs) ----
+//
+// A row pass then a column pass in one kernel, a window of 2H + 1 taps per
+// axis known at compile time. Each block (one warp) owns SEPS_STRIP output
+// columns, 4 per lane, and walks its band of `rows` output rows (seps_task).
+// Input rows of the strip, PAD = seps_pad(H) columns either side, arrive by
+// cp.async in a ring of SEPS_DEPTH rows, SEPS_DEPTH - 1 ahead (16-byte
+// copies; 4 scalar ones from the mapped columns at the edges). Each lane
+// writes its 4 row-pass values to its own 16 bytes of a ring of
+// T = seps_ring(H) intermediate rows, and after every SEPS_CHUNK rows
+// computes that many output rows from it. Taps by value: row taps at
+// 0 ... 2H, column taps at SEPS_MAX_TAPS ... SEPS_MAX_TAPS + 2H. Outputs
+// that come out infinite or NaN are computed again with the mask's own
+// taps (mw, mh, lx, ly). Parameters: (input, output, width, height, pitch,
+// rows, mode, mw, mh, lx, ly, taps); blocks of 32 threads, shared memory
+// seps_shared_bytes(H) = (T * SEPS_STRIP + SEPS_DEPTH * seps_line(H)) * 4.
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+#define SEPS_STRIP 128
+#define SEPS_CHUNK 8
+#define SEPS_DEPTH 8
+// 2 * SEPS_MAX_HALF + 1: taps per axis in the parameter (SEPS_PARAM_BYTES
+// = 2 * SEPS_MAX_TAPS * 4).
+#define SEPS_MAX_TAPS 41
+typedef Taps<2 * SEPS_MAX_TAPS> SepsTaps;
+
+__host__ __device__ constexpr int seps_pad(int h) { return (h + 3) / 4 * 4; }
+__host__ __device__ constexpr int seps_line(int h) { return SEPS_STRIP + 2 * seps_pad(h); }
+__host__ __device__ constexpr int seps_ring(int h) { return SEPS_CHUNK + 2 * h; }
+
+// The launch's arguments (Args).
+struct SepsArgs {
+    const float* input;
+    float* output;
+    unsigned width, height;
+    size_t pitch;
+    unsigned rows, mode, mw, mh, lx, ly;
+};
+
+// The row a position maps to (-1: zeros), for positions up to H past
+// either end; positions further below take zeros (map_row).
+__device__ __forceinline__ int seps_map_row(int y, int height, int half, unsigned mode) {
+    if (0 <= y && y < height) return y;
+    if (y >= height + half) return -1;
+    return map_index32(y, height, mode);
+}
+
+// Copies columns c ... c + 3 of `line` to shared address dst: one 16-byte
+// copy when all four lie inside the row (`inside`), else one per column
+// from the mapped columns m (-1: zeros); zeros when not `live`.
+__device__ __forceinline__ void seps_copy(unsigned dst, const float* line, int c, bool inside, const int (&m)[4],
+                                          bool live) {
+    if (inside) {
+        copy16(dst, line + c, live);
+    } else {
+#pragma unroll
+        for (int e = 0; e < 4; e++) copy_f32(dst + 4 * e, line + (m[e] < 0 ? 0 : m[e]), live && m[e] >= 0);
+    }
+}
+
+// One output computed from the input with the mask's own taps (exact):
+// each row pass in tap order, then the column taps in order.
+__device__ __forceinline__ float seps_exact(const SepsArgs& a, const float* taps, unsigned half, int x, int y) {
+    const int w = (int)a.width, h = (int)a.height;
+    float acc = 0.0f;
+    for (unsigned k = 0; k < a.mh; k++) {
+        const int ry = map_index32(y - (int)a.ly + (int)k, h, a.mode);
+        if (ry >= 0) {
+            const float* line = a.input + (size_t)ry * a.pitch;
+            float t = 0.0f;
+            for (unsigned i = 0; i < a.mw; i++) {
+                const int cx = map_index32(x - (int)a.lx + (int)i, w, a.mode);
+                if (cx >= 0) t = fmaf(line[cx], taps[half - a.lx + i], t);
+            }
+            acc = fmaf(t, taps[SEPS_MAX_TAPS + half - a.ly + k], acc);
+        }
+    }
+    return acc;
+}
+
+// The kernels (seps): K = 2H + 1 taps per axis, WIN = 4 + 2 * PAD floats
+// of each lane's row window.
+template <int H>
+__device__ __forceinline__ void seps(const SepsArgs a, const float* taps) {
+    constexpr int K = 2 * H + 1, PAD = seps_pad(H), LINE = seps_line(H), T = seps_ring(H), WIN = 4 + 2 * PAD;
+    static_assert(H <= 20 && WIN <= 48 && T <= 48, "seps: window or ring too large");
+    const unsigned lane = threadIdx.x;
+    // The task (seps_task); whole warps leave.
+    const unsigned strips = (a.width + SEPS_STRIP - 1) / SEPS_STRIP;
+    if (strips == 0 || a.height == 0 || a.rows == 0) return;
+    const unsigned band = blockIdx.x / strips;
+    if (band >= a.height / a.rows + (a.height % a.rows != 0)) return;
+    const unsigned y0 = band * a.rows;
+    const unsigned y_end = a.height - y0 < a.rows ? a.height : y0 + a.rows;
+    const unsigned strip_i = blockIdx.x % strips;
+    // This lane's 16 bytes of intermediate row 0 (rows SEPS_STRIP floats
+    // apart), and input row 0 of the ring (rows LINE floats apart).
+    float4* const t_at = reinterpret_cast<float4*>(conv2d_smem) + lane;
+    float* const in_ring = conv2d_smem + T * SEPS_STRIP;
+    const unsigned in_at = (unsigned)__cvta_generic_to_shared(in_ring);
+    const int w = (int)a.width, hgt = (int)a.height;
+    // The lane's copies: columns c0 ... c0 + 3 of the staged line, and
+    // c1 ... c1 + 3 for the first PAD / 2 lanes.
+    const int x_strip = (int)(strip_i * SEPS_STRIP);
+    const int c0 = x_strip - PAD + 4 * (int)lane, c1 = c0 + SEPS_STRIP;
+    const bool second = lane < (unsigned)(PAD / 2);
+    const bool in0 = c0 >= 0 && c0 + 4 <= w, in1 = c1 >= 0 && c1 + 4 <= w;
+    int m0[4] = {-1, -1, -1, -1}, m1[4] = {-1, -1, -1, -1};
+    if (__ballot_sync(0xffffffffu, !in0 || (second && !in1)) != 0) {
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            m0[e] = map_index32(c0 + e, w, a.mode);
+            m1[e] = map_index32(c1 + e, w, a.mode);
+        }
+    }
+    const unsigned chunks = (y_end - y0 + SEPS_CHUNK - 1) / SEPS_CHUNK;
+    // Intermediate rows: row n is input row y0 - H + n.
+    const unsigned total = chunks * SEPS_CHUNK + 2 * H;
+    // Issues input row n into its ring slot (zeros past `total`), as one group.
+    auto issue = [&](unsigned n) {
+        const unsigned slot = in_at + (n % SEPS_DEPTH) * (LINE * 4);
+        const int ry = n < total ? seps_map_row((int)y0 - H + (int)n, hgt, H, a.mode) : -1;
+        const bool live = ry >= 0;
+        const float* line = a.input + (size_t)(ry < 0 ? 0 : ry) * a.pitch;
+        seps_copy(slot + 16 * lane, line, c0, in0, m0, live);
+        if (second) seps_copy(slot + 16 * (lane + 32), line, c1, in1, m1, live);
+        commit_group();
+    };
+#pragma unroll
+    for (unsigned j = 0; j < SEPS_DEPTH - 1; j++) issue(j);
+    const int x_out = x_strip + 4 * (int)lane;
+    const bool writes = x_out < w, whole = x_out + 4 <= w;
+    float* out = a.output + (size_t)y0 * a.pitch + x_out;
+    unsigned n = 0, slot_t = 0, y = y0, steps = T;
+    for (;;) {
+        // The row pass of `steps` input rows (the first chunk needs its 2H
+        // rows above too).
+        for (unsigned s = 0; s < steps; s++) {
+            wait_group<SEPS_DEPTH - 2>();
+            __syncwarp();
+            // Into the slot of row n - 1, which every lane has read.
+            issue(n + SEPS_DEPTH - 1);
+            const float4* src = reinterpret_cast<const float4*>(in_ring + (n % SEPS_DEPTH) * LINE) + lane;
+            float win[WIN];
+#pragma unroll
+            for (int q = 0; q < WIN / 4; q++) {
+                const float4 v = src[q];
+                win[4 * q] = v.x;
+                win[4 * q + 1] = v.y;
+                win[4 * q + 2] = v.z;
+                win[4 * q + 3] = v.w;
+            }
+            // Two chains per output (even and odd taps), summed at the end.
+            float t[4];
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                float even = win[e + PAD - H] * taps[0];
+                float odd = win[e + PAD - H + 1] * taps[1];
+#pragma unroll
+                for (int j = 2; j < K; j++) {
+                    if (j % 2) odd = fmaf(win[e + PAD - H + j], taps[j], odd);
+                    else even = fmaf(win[e + PAD - H + j], taps[j], even);
+                }
+                t[e] = even + odd;
+            }
+            t_at[slot_t * (SEPS_STRIP / 4)] = make_float4(t[0], t[1], t[2], t[3]);
+            n++;
+            slot_t = slot_t + 1 == (unsigned)T ? 0 : slot_t + 1;
+        }
+        steps = SEPS_CHUNK;
+        // The column pass: the ring holds intermediate rows n - T ... n - 1,
+        // the oldest at slot_t; output row y + r takes rows r ... r + 2H.
+        float acc[SEPS_CHUNK][4];
+#pragma unroll
+        for (int q = 0; q < T; q++) {
+            unsigned at = slot_t + q;
+            at = at >= (unsigned)T ? at - T : at;
+            const float4 v4 = t_at[at * (SEPS_STRIP / 4)];
+            const float v[4] = {v4.x, v4.y, v4.z, v4.w};
+#pragma unroll
+            for (int r = 0; r < SEPS_CHUNK; r++) {
+                const int k = q - r;
+                if (k >= 0 && k < K) {
+                    const float m = taps[SEPS_MAX_TAPS + k];
+#pragma unroll
+                    for (int e = 0; e < 4; e++) acc[r][e] = k == 0 ? v[e] * m : fmaf(v[e], m, acc[r][e]);
+                }
+            }
+        }
+        // Bit 4r + e: output (r, e) came out infinite or NaN (o - o is
+        // NaN), inside the image.
+        unsigned bad = 0;
+#pragma unroll
+        for (int r = 0; r < SEPS_CHUNK; r++) {
+            const bool live = y + r < y_end;
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const bool inside = live && x_out + e < w;
+                bad |= (unsigned)((acc[r][e] - acc[r][e]) != 0.0f && inside) << (4 * r + e);
+            }
+            if (live) {
+                float* p = out + (size_t)r * a.pitch;
+                if (whole) {
+                    *reinterpret_cast<float4*>(p) = make_float4(acc[r][0], acc[r][1], acc[r][2], acc[r][3]);
+                } else if (writes) {
+#pragma unroll
+                    for (int e = 0; e < 4; e++)
+                        if (x_out + e < w) p[e] = acc[r][e];
+                }
+            }
+        }
+        // The rare path, one output at a time.
+        while (bad != 0) {
+            const unsigned b = __ffs(bad) - 1;
+            bad &= bad - 1;
+            const unsigned r = b / 4, e = b % 4;
+            out[(size_t)r * a.pitch + e] = seps_exact(a, taps, H, x_out + (int)e, (int)(y + r));
+        }
+        y += SEPS_CHUNK;
+        if (y >= y_end) return;
+        out += (size_t)SEPS_CHUNK * a.pitch;
+    }
+}
+
+#define SEPS_PARAMS                                                                                          \
+    const float *input, float *output, unsigned width, unsigned height, size_t pitch, unsigned rows,          \
+        unsigned mode, unsigned mw, unsigned mh, unsigned lx, unsigned ly, const __grid_constant__ SepsTaps taps
+#define SEPS_ARGS SepsArgs{input, output, width, height, pitch, rows, mode, mw, mh, lx, ly}, taps.v
+
+extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h1(SEPS_PARAMS) { seps<1>(SEPS_ARGS); }
+extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h2(SEPS_PARAMS) { seps<2>(SEPS_ARGS); }
+extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h3(SEPS_PARAMS) { seps<3>(SEPS_ARGS); }
+extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h4(SEPS_PARAMS) { seps<4>(SEPS_ARGS); }
+extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h6(SEPS_PARAMS) { seps<6>(SEPS_ARGS); }
+extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h8(SEPS_PARAMS) { seps<8>(SEPS_ARGS); }
+extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h10(SEPS_PARAMS) { seps<10>(SEPS_ARGS); }
+extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h12(SEPS_PARAMS) { seps<12>(SEPS_ARGS); }
+extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h15(SEPS_PARAMS) { seps<15>(SEPS_ARGS); }
+extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h20(SEPS_PARAMS) { seps<20>(SEPS_ARGS); }
+#endif

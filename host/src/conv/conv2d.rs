@@ -56,6 +56,10 @@ pub use coalesce_kernels::conv::conv2d::{
     FAST_X, FAST_Y, SEP_THREADS, SEP_TX, SEP_TY, STRIP_H, fast_in_registers, fast_row_stride, fast_shared_elems,
     sep_shared_elems, strip_shared_elems, tiled_shared_elems,
 };
+pub use coalesce_kernels::conv::sepstream::{
+    SEPS_CHUNK, SEPS_HALVES, SEPS_MAX_TAPS, SEPS_PARAM_BYTES, SEPS_STRIP, SEPS_THREADS, seps_blocks, seps_shared_bytes,
+    seps_task,
+};
 pub use coalesce_kernels::conv::tensor2d::{
     T2_MAX_MW, T2_THREADS, T2_TX, T2_TY, t2_kernel, t2_mask_table, t2_shared_bytes, t2_steps, t2_table_floats, t2_takes,
 };
@@ -67,7 +71,7 @@ use super::{
 use crate::device::DeviceLimits;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
-use crate::launch::{DevicePtr, KernelArg, LaunchConfig};
+use crate::launch::{DevicePtr, KernelArg, LaunchConfig, ParamArray};
 use crate::memory::{DeviceBuffer, DeviceView, DeviceViewMut};
 use crate::module::PtxModule;
 
@@ -426,6 +430,92 @@ pub fn plan_separable<T: ConvElem>(
             }
         });
     Ok(SeparablePlan { fused, rows, cols: pass(Algo::Cols, (1, mh))? })
+}
+
+/// The streamed separable kernels (`conv2d_seps_f32_h{H}`), by the half
+/// width `H` of their window (`2H + 1` taps per axis).
+pub const SEPS_KERNELS: [(usize, &str); 10] = [
+    (1, "conv2d_seps_f32_h1"),
+    (2, "conv2d_seps_f32_h2"),
+    (3, "conv2d_seps_f32_h3"),
+    (4, "conv2d_seps_f32_h4"),
+    (6, "conv2d_seps_f32_h6"),
+    (8, "conv2d_seps_f32_h8"),
+    (10, "conv2d_seps_f32_h10"),
+    (12, "conv2d_seps_f32_h12"),
+    (15, "conv2d_seps_f32_h15"),
+    (20, "conv2d_seps_f32_h20"),
+];
+
+/// Dynamic shared memory of streamed kernel `kernel` (0 for another).
+fn seps_shared_bytes_of(kernel: &str) -> usize {
+    SEPS_KERNELS.iter().find(|k| k.1 == kernel).map_or(0, |k| seps_shared_bytes(k.0))
+}
+
+/// The streamed kernel whose window holds a row mask of `mw` taps with
+/// `lx` left of its centre and a column mask of `mh` taps with `ly` above
+/// it (the narrowest built window that reaches as far as either does on
+/// either side): its half width and name, `None` past the widest.
+pub fn seps_kernel((mw, lx): (usize, usize), (mh, ly): (usize, usize)) -> Option<(usize, &'static str)> {
+    let reach = |w: usize, left: usize| left.max(w.max(1) - 1 - left.min(w.max(1) - 1));
+    let need = reach(mw, lx).max(reach(mh, ly));
+    SEPS_KERNELS.into_iter().find(|&(h, _)| h >= need)
+}
+
+/// The streamed kernel's launch for a `width × height` `T` image (`f32`
+/// on sm_80 and newer, a window [`seps_kernel`] holds, axes below 2³⁰),
+/// `per_sm` of its blocks resident on each of `sm_count` SMs: bands of
+/// output rows (multiples of [`SEPS_CHUNK`]) that fill whole waves of
+/// the device with the least halo. `None` where it does not run (the
+/// tiled fused kernel does). The input's and output's alignment (16-byte
+/// bases, pitch a multiple of 4 elements) is checked when it runs.
+#[allow(clippy::too_many_arguments)]
+pub fn plan_streamed<T: ConvElem>(
+    limits: &DeviceLimits,
+    cc_major: u32,
+    sm_count: u32,
+    per_sm: u32,
+    x: (usize, usize),
+    y: (usize, usize),
+    (width, height): (usize, usize),
+) -> Option<Conv2dPlan> {
+    let (h, kernel) = seps_kernel(x, y)?;
+    let small = |n: usize| n > 0 && n < 1 << 30;
+    if T::NAME != "f32" || cc_major < 8 || !small(width) || !small(height) {
+        return None;
+    }
+    let bytes = seps_shared_bytes(h);
+    if bytes > limits.max_shared_per_block as usize || (SEPS_THREADS as u32) > limits.max_threads_per_block {
+        return None;
+    }
+    let resident = (sm_count.max(1) as usize).saturating_mul(per_sm.max(1) as usize);
+    let blocks = |r: usize| seps_blocks(width as u32, height as u32, r as u32) as usize;
+    // Bands of 16 rows up to H = 4, 8H rows beyond: measured on the H100,
+    // short bands in many waves keep DRAM busier than one long wave (3 × 3
+    // on 8192²: 84% of the floor with 16 rows, 74% with one wave of 224
+    // rows), while wide windows need long bands to spread the row pass
+    // over their 2H halo rows.
+    // An image too small for a wave at that length takes the bands
+    // that fill its one wave with the least halo.
+    let target = if h <= 4 { 16 } else { 8 * h }.min(height.next_multiple_of(SEPS_CHUNK));
+    let cost = |r: usize| blocks(r).div_ceil(resident) * (r + 2 * h);
+    let rows = if blocks(target) >= resident {
+        target
+    } else {
+        (1..=target / SEPS_CHUNK).map(|i| i * SEPS_CHUNK).min_by_key(|&r| (cost(r), usize::MAX - r))?
+    };
+    if blocks(rows) > limits.max_grid_dim[0] as usize {
+        return None;
+    }
+    Some(Conv2dPlan {
+        variant: Conv2dVariant::Fast,
+        kernel,
+        mask: MaskSource::Constant,
+        block: (SEPS_THREADS as u32, 1),
+        grid: (blocks(rows) as u32, 1),
+        shared_bytes: bytes as u32,
+        tile: (SEPS_STRIP, rows),
+    })
 }
 
 /// Checks a mask's dimensions against its length: both at least 1,
@@ -965,9 +1055,48 @@ impl<T: ConvElem> Separable<T> {
     }
 
     /// The launches for a `width × height` image.
+    ///
+    /// The fused kernel is the streamed one (`conv2d_seps_f32_h*`, see
+    /// [`plan_streamed`]) where it runs; a run whose views or pitch it
+    /// cannot take (16-byte bases, a pitch of a multiple of 4 elements)
+    /// runs the tiled one (`conv2d_sep_*`) and returns that plan.
     pub fn plan(&self, width: usize, height: usize) -> Result<SeparablePlan> {
+        let plan = self.tiled_plan(width, height)?;
+        if !self.fused {
+            return Ok(plan);
+        }
+        let Some((_, kernel)) = seps_kernel((self.taps_x.len(), self.left_x), (self.taps_y.len(), self.left_y)) else {
+            return Ok(plan);
+        };
+        let info = self.gpu.info();
+        if T::NAME != "f32" || info.cc_major < 8 {
+            return Ok(plan);
+        }
+        let per_sm = self.gpu.max_active_blocks_per_sm(kernel, SEPS_THREADS as u32, seps_shared_bytes_of(kernel))?;
+        let x = (self.taps_x.len(), self.left_x);
+        let y = (self.taps_y.len(), self.left_y);
+        match plan_streamed::<T>(&info.limits, info.cc_major, info.sm_count, per_sm, x, y, (width, height)) {
+            Some(s) => Ok(SeparablePlan { fused: Some(s), ..plan }),
+            None => Ok(plan),
+        }
+    }
+
+    /// [`Separable::plan`] without the streamed kernel.
+    fn tiled_plan(&self, width: usize, height: usize) -> Result<SeparablePlan> {
         let plan = plan_separable::<T>(&self.gpu.info().limits, self.taps_x.len(), self.taps_y.len(), (width, height))?;
         Ok(if self.fused { plan } else { SeparablePlan { fused: None, ..plan } })
+    }
+
+    /// The streamed kernels' taps parameter: each axis's taps centred in
+    /// the window of half width `h`, row taps first.
+    fn streamed_taps(&self, h: usize) -> Result<ParamArray> {
+        let mut taps = vec![0.0f32; 2 * SEPS_MAX_TAPS];
+        for (axis, (src, left)) in [(&self.taps_x, self.left_x), (&self.taps_y, self.left_y)].into_iter().enumerate() {
+            for (i, t) in src.iter().enumerate() {
+                taps[axis * SEPS_MAX_TAPS + h - left + i] = t.to_f64() as f32;
+            }
+        }
+        ParamArray::new(&taps, SEPS_PARAM_BYTES)
     }
 
     /// Runs both passes through an intermediate buffer this value owns
@@ -1013,7 +1142,7 @@ impl<T: ConvElem> Separable<T> {
     ) -> Result<SeparablePlan> {
         let target = Target::new(&self.gpu, module)?;
         let need = check_views(&self.gpu, input, output, (width, height, pitch))?;
-        let plan = self.plan(width, height)?;
+        let mut plan = self.plan(width, height)?;
         if need == 0 {
             return Ok(plan);
         }
@@ -1024,6 +1153,28 @@ impl<T: ConvElem> Separable<T> {
             if s.len() < need {
                 return Err(Error::LengthMismatch { op: "conv2d separable scratch", expected: need, got: s.len() });
             }
+        }
+        if let Some(f) = plan.fused.filter(|f| f.kernel.starts_with("conv2d_seps")) {
+            let aligned = |p: DevicePtr| p.0.is_multiple_of(16);
+            if aligned(input.device_ptr()) && aligned(output.device_ptr()) && pitch.is_multiple_of(4) {
+                let h = SEPS_KERNELS.iter().find(|k| k.1 == f.kernel).map(|k| k.0).expect("a streamed kernel");
+                let taps = self.streamed_taps(h)?;
+                let (src, dst) = (input.device_ptr(), output.device_ptr());
+                let (w, hh, rows, mode) = (width as u32, height as u32, f.tile.1 as u32, self.mode.raw());
+                let (mw, mh) = (self.taps_x.len() as u32, self.taps_y.len() as u32);
+                let (lx, ly) = (self.left_x as u32, self.left_y as u32);
+                let args: [&dyn KernelArg; 12] = [&src, &dst, &w, &hh, &pitch, &rows, &mode, &mw, &mh, &lx, &ly, &taps];
+                // SAFETY: input and output are live f32 views on this GPU
+                // holding the layout (checked above), 16-byte aligned with a
+                // pitch of a multiple of 4 elements (checked here), and
+                // cannot overlap; both axes are below 2^30 and the masks lie
+                // within the kernel's window (the plan); the taps parameter
+                // holds them centred; the grid holds seps_blocks blocks of
+                // one warp with the kernel's shared memory.
+                unsafe { target.launch(f.kernel, &f.launch_config(), &args)? };
+                return Ok(plan);
+            }
+            plan = self.tiled_plan(width, height)?;
         }
         if let Some(fused) = plan.fused {
             let (src, dst) = (input.device_ptr(), output.device_ptr());

@@ -18,6 +18,8 @@
 //!   (rank-1 masks), every storage type that accumulates in `f32`.
 //! * [`sepreg`]: register-blocked separable 2D filters for 8-bit images
 //!   and masks of at most 7 × 7.
+//! * [`sepstream`]: streamed separable 2D filters for `f32` images, a
+//!   warp per strip of 128 columns walking down a band of rows.
 //! * [`batch_tensor`]: the batched rows kernels' tensor-core form for
 //!   bf16 signals.
 //! * [`tensor`]: 1D convolution on tensor cores (sm_80 and newer, `f32`),
@@ -36,6 +38,7 @@ pub mod conv2d;
 pub mod elem;
 pub mod sepchan;
 pub mod sepreg;
+pub mod sepstream;
 pub mod tensor;
 pub mod tensor2d;
 
@@ -104,6 +107,16 @@ pub const LAUNCH_BOUNDS: &[(&str, u32, u32)] = &[
     ("conv2d_sepr3_u8_w5", 256, 2),
     ("conv2d_sepr4_u8_w5", 256, 2),
     ("conv2d_sepr1_u8_w7", 256, 2),
+    ("conv2d_seps_f32_h1", 32, 16),
+    ("conv2d_seps_f32_h2", 32, 16),
+    ("conv2d_seps_f32_h3", 32, 16),
+    ("conv2d_seps_f32_h4", 32, 16),
+    ("conv2d_seps_f32_h6", 32, 16),
+    ("conv2d_seps_f32_h8", 32, 16),
+    ("conv2d_seps_f32_h10", 32, 16),
+    ("conv2d_seps_f32_h12", 32, 16),
+    ("conv2d_seps_f32_h15", 32, 16),
+    ("conv2d_seps_f32_h20", 32, 16),
     ("conv2d_sepc1_f32", 256, 2),
     ("conv2d_sepc3_f32", 256, 2),
     ("conv2d_sepc4_f32", 256, 2),
