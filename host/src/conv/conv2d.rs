@@ -380,8 +380,10 @@ pub fn plan_conv2d_at<T: ConvElem>(
 /// tile fits the device's shared memory, otherwise the two passes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SeparablePlan {
-    /// The fused single-pass kernel (`conv2d_sep_*`: rows then columns
-    /// through shared memory, no intermediate image), when it runs.
+    /// The fused single-pass kernel, when it runs: streamed
+    /// (`conv2d_seps_f32_h*`, see [`plan_streamed`]; `tile` is its strip
+    /// width and band rows) or tiled (`conv2d_sep_*`: rows then columns
+    /// through shared memory); no intermediate image either way.
     pub fused: Option<Conv2dPlan>,
     /// The row pass (input → intermediate) of the two-pass form.
     pub rows: Conv2dPlan,
@@ -399,8 +401,10 @@ impl SeparablePlan {
     }
 }
 
-/// The plan [`Separable::plan`] makes, computable without a GPU: a
-/// `1 × mw` row pass then an `mh × 1` column pass over `width × height`.
+/// The plan [`Separable::plan`] makes without the streamed kernels
+/// ([`plan_streamed`]), computable without a GPU: a `1 × mw` row pass
+/// then an `mh × 1` column pass over `width × height`, and the tiled fused
+/// kernel when its tile fits.
 pub fn plan_separable<T: ConvElem>(
     limits: &DeviceLimits,
     mw: usize,
@@ -954,8 +958,12 @@ impl<T: ConvElem> std::fmt::Debug for Conv2d<T> {
 }
 
 /// A separable 2D convolution: a row pass with `mask_x`, then a column
-/// pass with `mask_y`. By default one fused kernel does both per tile
-/// through shared memory (`conv2d_sep_*`, no intermediate image);
+/// pass with `mask_y`. By default one fused kernel does both with no
+/// intermediate image: for `f32` on sm_80 and newer the streamed kernels
+/// (`conv2d_seps_f32_h*`, a warp per 128-column strip walking a band of
+/// rows; masks of up to 41 taps per axis, 16-byte aligned views with a
+/// pitch of a multiple of 4), otherwise per tile through shared memory
+/// (`conv2d_sep_*`);
 /// [`Separable::with_fused`]`(false)`, or a tile too large for the
 /// device's shared memory, runs two kernels through an intermediate image
 /// in `T` (the same layout as the input). Either way the intermediate is
