@@ -410,8 +410,9 @@ mod kernels {
                 // SAFETY: this lane's own 16 bytes of a ring slot it wrote.
                 let v = unsafe { f32::read4(Shared::from_addr(t_at + at * 512), 0) };
                 unroll!(const R in [0, 1, 2, 3, 4, 5, 6, 7] below SEPS_CHUNK => {
+                    // Q < R wraps k past K.
                     let k = Q.wrapping_sub(R);
-                    if Q >= R && k < K {
+                    if k < K {
                         let m = tap::<P>(SEPS_MAX_TAPS + k);
                         unroll!(const E in [0, 1, 2, 3] below 4 => {
                             acc[R][E] = if k == 0 { v[E] * m } else { f32::fma(v[E], m, acc[R][E]) };
@@ -444,15 +445,15 @@ mod kernels {
             });
             let sum = ((sums[0] + sums[1]) + (sums[2] + sums[3])) + ((sums[4] + sums[5]) + (sums[6] + sums[7]));
             // SAFETY: every lane is here.
-            if unsafe { ballot(FULL_MASK, writes && (sum - sum) != 0.0) } != 0 {
+            if unsafe { ballot(FULL_MASK, writes && !sum.is_finite()) } != 0 {
                 // The rare path, one output at a time: those infinite or
-                // NaN (v − v is NaN) inside the image.
+                // NaN inside the image.
                 let mut bad = 0u32;
                 unroll!(const R in [0, 1, 2, 3, 4, 5, 6, 7] below SEPS_CHUNK => {
                     unroll!(const E in [0, 1, 2, 3] below 4 => {
                         let v = acc[R][E];
                         let inside = y + (R as u32) < y_end && x_out + (E as i32) < w;
-                        bad |= (((v - v) != 0.0 && inside) as u32) << (4 * R + E);
+                        bad |= ((!v.is_finite() && inside) as u32) << (4 * R + E);
                     });
                 });
                 while bad != 0 {
