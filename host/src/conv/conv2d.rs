@@ -451,11 +451,6 @@ pub const SEPS_KERNELS: [(usize, &str); 10] = [
     (20, "conv2d_seps_f32_h20"),
 ];
 
-/// Dynamic shared memory of streamed kernel `kernel` (0 for another).
-fn seps_shared_bytes_of(kernel: &str) -> usize {
-    SEPS_KERNELS.iter().find(|k| k.1 == kernel).map_or(0, |k| seps_shared_bytes(k.0))
-}
-
 /// The streamed kernel whose window holds a row mask of `mw` taps with
 /// `lx` left of its centre and a column mask of `mh` taps with `ly` above
 /// it (the narrowest built window that reaches as far as either does on
@@ -1073,20 +1068,22 @@ impl<T: ConvElem> Separable<T> {
         if !self.fused {
             return Ok(plan);
         }
-        let Some((_, kernel)) = seps_kernel((self.taps_x.len(), self.left_x), (self.taps_y.len(), self.left_y)) else {
-            return Ok(plan);
-        };
+        let (x, y) = self.windows();
+        let Some((h, kernel)) = seps_kernel(x, y) else { return Ok(plan) };
         let info = self.gpu.info();
         if T::NAME != "f32" || info.cc_major < 8 {
             return Ok(plan);
         }
-        let per_sm = self.gpu.max_active_blocks_per_sm(kernel, SEPS_THREADS as u32, seps_shared_bytes_of(kernel))?;
-        let x = (self.taps_x.len(), self.left_x);
-        let y = (self.taps_y.len(), self.left_y);
+        let per_sm = self.gpu.max_active_blocks_per_sm(kernel, SEPS_THREADS as u32, seps_shared_bytes(h))?;
         match plan_streamed::<T>(&info.limits, info.cc_major, info.sm_count, per_sm, x, y, (width, height)) {
             Some(s) => Ok(SeparablePlan { fused: Some(s), ..plan }),
             None => Ok(plan),
         }
+    }
+
+    /// Each axis's `(taps, left)`, as [`seps_kernel`] takes them.
+    fn windows(&self) -> ((usize, usize), (usize, usize)) {
+        ((self.taps_x.len(), self.left_x), (self.taps_y.len(), self.left_y))
     }
 
     /// [`Separable::plan`] without the streamed kernel.
@@ -1165,7 +1162,8 @@ impl<T: ConvElem> Separable<T> {
         if let Some(f) = plan.fused.filter(|f| f.kernel.starts_with("conv2d_seps")) {
             let aligned = |p: DevicePtr| p.0.is_multiple_of(16);
             if aligned(input.device_ptr()) && aligned(output.device_ptr()) && pitch.is_multiple_of(4) {
-                let h = SEPS_KERNELS.iter().find(|k| k.1 == f.kernel).map(|k| k.0).expect("a streamed kernel");
+                let (x, y) = self.windows();
+                let (h, _) = seps_kernel(x, y).expect("the plan found a window");
                 let taps = self.streamed_taps(h)?;
                 let (src, dst) = (input.device_ptr(), output.device_ptr());
                 let (w, hh, rows, mode) = (width as u32, height as u32, f.tile.1 as u32, self.mode.raw());
