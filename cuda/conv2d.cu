@@ -886,7 +886,8 @@ TENSOR2D_KERNEL(conv2d_tensor_tf32_s4_f32, false, 4, 128, 4)
 // copies; 4 scalar ones from the mapped columns at the edges). Each lane
 // writes its 4 row-pass values to its own 16 bytes of a ring of
 // T = seps_ring(H) intermediate rows, and after every SEPS_CHUNK rows
-// computes that many output rows from it. Taps by value: row taps at
+// computes that many output rows from the last seps_reach(H) of them, read
+// in runs of seps_run(H) rows that do not wrap. Taps by value: row taps at
 // 0 ... 2H, column taps at SEPS_MAX_TAPS ... SEPS_MAX_TAPS + 2H. Outputs
 // that come out infinite or NaN are computed again with the mask's own
 // taps (mw, mh, lx, ly). Parameters: (input, output, width, height, pitch,
@@ -903,7 +904,21 @@ typedef Taps<2 * SEPS_MAX_TAPS> SepsTaps;
 
 __host__ __device__ constexpr int seps_pad(int h) { return (h + 3) / 4 * 4; }
 __host__ __device__ constexpr int seps_line(int h) { return SEPS_STRIP + 2 * seps_pad(h); }
-__host__ __device__ constexpr int seps_ring(int h) { return SEPS_CHUNK + 2 * h; }
+__host__ __device__ constexpr int seps_reach(int h) { return SEPS_CHUNK + 2 * h; }
+// Blocks per SM of 228 KiB (1 KiB reserved each, at most 16) with a ring of
+// `ring` rows; the ring is the reach rounded up to a multiple of 8 where
+// that costs no block, else the reach; runs of 8, 4 or 2 rows.
+__host__ __device__ constexpr int seps_blocks_per_sm(int ring, int h) {
+    return 228 * 1024 / ((ring * SEPS_STRIP + SEPS_DEPTH * seps_line(h)) * 4 + 1024) < 16
+               ? 228 * 1024 / ((ring * SEPS_STRIP + SEPS_DEPTH * seps_line(h)) * 4 + 1024)
+               : 16;
+}
+__host__ __device__ constexpr int seps_ring(int h) {
+    return seps_blocks_per_sm((seps_reach(h) + 7) / 8 * 8, h) == seps_blocks_per_sm(seps_reach(h), h)
+               ? (seps_reach(h) + 7) / 8 * 8
+               : seps_reach(h);
+}
+__host__ __device__ constexpr int seps_run(int h) { return seps_ring(h) % 8 == 0 ? 8 : seps_ring(h) % 4 == 0 ? 4 : 2; }
 
 // The launch's arguments (Args).
 struct SepsArgs {
@@ -960,7 +975,9 @@ __device__ __forceinline__ float seps_exact(const SepsArgs& a, const float* taps
 template <int H>
 __device__ __forceinline__ void seps(const SepsArgs a, const float* taps) {
     constexpr int K = 2 * H + 1, PAD = seps_pad(H), LINE = seps_line(H), T = seps_ring(H), WIN = 4 + 2 * PAD;
+    constexpr int REACH = seps_reach(H), RUN = seps_run(H);
     static_assert(H <= 20 && WIN <= 48 && T <= 48, "seps: window or ring too large");
+    static_assert(T % RUN == 0 && SEPS_CHUNK % RUN == 0, "seps: runs must not wrap");
     const unsigned lane = threadIdx.x;
     // The task (seps_task); whole warps leave.
     const unsigned strips = (a.width + SEPS_STRIP - 1) / SEPS_STRIP;
@@ -1008,7 +1025,9 @@ __device__ __forceinline__ void seps(const SepsArgs a, const float* taps) {
     const int x_out = x_strip + 4 * (int)lane;
     const bool writes = x_out < w, whole = x_out + 4 <= w;
     float* out = a.output + (size_t)y0 * a.pitch + x_out;
-    unsigned n = 0, slot_t = 0, y = y0, steps = T;
+    // Row n of the intermediate goes to slot n mod T; each column pass reads
+    // its rows from slot `first` on (a multiple of RUN).
+    unsigned n = 0, slot_t = 0, first = 0, y = y0, steps = REACH;
     for (;;) {
         // The row pass of `steps` input rows (the first chunk needs its 2H
         // rows above too).
@@ -1045,14 +1064,18 @@ __device__ __forceinline__ void seps(const SepsArgs a, const float* taps) {
             slot_t = slot_t + 1 == (unsigned)T ? 0 : slot_t + 1;
         }
         steps = SEPS_CHUNK;
-        // The column pass: the ring holds intermediate rows n - T ... n - 1,
-        // the oldest at slot_t; output row y + r takes rows r ... r + 2H.
+        // The column pass: intermediate rows n - REACH ... n - 1 sit at slots
+        // first, first + 1, ... (mod T), in runs of RUN rows that do not
+        // wrap; output row y + r takes rows r ... r + 2H.
         float acc[SEPS_CHUNK][4];
+        const float4* run_at = t_at;
 #pragma unroll
-        for (int q = 0; q < T; q++) {
-            unsigned at = slot_t + q;
-            at = at >= (unsigned)T ? at - T : at;
-            const float4 v4 = t_at[at * (SEPS_STRIP / 4)];
+        for (int q = 0; q < REACH; q++) {
+            if (q % RUN == 0) {
+                const unsigned at = first + q;
+                run_at = t_at + (at >= (unsigned)T ? at - T : at) * (SEPS_STRIP / 4);
+            }
+            const float4 v4 = run_at[(q % RUN) * (SEPS_STRIP / 4)];
             const float v[4] = {v4.x, v4.y, v4.z, v4.w};
 #pragma unroll
             for (int r = 0; r < SEPS_CHUNK; r++) {
@@ -1093,6 +1116,7 @@ __device__ __forceinline__ void seps(const SepsArgs a, const float* taps) {
             const unsigned r = b / 4, e = b % 4;
             out[(size_t)r * a.pitch + e] = seps_exact(a, taps, H, x_out + (int)e, (int)(y + r));
         }
+        first = first + SEPS_CHUNK < (unsigned)T ? first + SEPS_CHUNK : first + SEPS_CHUNK - T;
         y += SEPS_CHUNK;
         if (y >= y_end) return;
         out += (size_t)SEPS_CHUNK * a.pitch;
@@ -1108,7 +1132,9 @@ extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h1(SEPS_PARAMS)
 extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h2(SEPS_PARAMS) { seps<2>(SEPS_ARGS); }
 extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h3(SEPS_PARAMS) { seps<3>(SEPS_ARGS); }
 extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h4(SEPS_PARAMS) { seps<4>(SEPS_ARGS); }
+extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h5(SEPS_PARAMS) { seps<5>(SEPS_ARGS); }
 extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h6(SEPS_PARAMS) { seps<6>(SEPS_ARGS); }
+extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h7(SEPS_PARAMS) { seps<7>(SEPS_ARGS); }
 extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h8(SEPS_PARAMS) { seps<8>(SEPS_ARGS); }
 extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h10(SEPS_PARAMS) { seps<10>(SEPS_ARGS); }
 extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h12(SEPS_PARAMS) { seps<12>(SEPS_ARGS); }

@@ -220,7 +220,9 @@ fn windows_bands_and_refusals_without_a_gpu() {
     // The narrowest window that reaches as far as the mask on either side.
     assert_eq!(seps_kernel((3, 1), (3, 1)), Some((1, "conv2d_seps_f32_h1")));
     assert_eq!(seps_kernel((4, 2), (1, 0)), Some((2, "conv2d_seps_f32_h2")));
-    assert_eq!(seps_kernel((5, 2), (11, 5)), Some((6, "conv2d_seps_f32_h6")));
+    assert_eq!(seps_kernel((5, 2), (11, 5)), Some((5, "conv2d_seps_f32_h5")));
+    assert_eq!(seps_kernel((15, 7), (13, 6)), Some((7, "conv2d_seps_f32_h7")));
+    assert_eq!(seps_kernel((13, 6), (13, 6)), Some((6, "conv2d_seps_f32_h6")));
     assert_eq!(seps_kernel((31, 15), (31, 15)), Some((15, "conv2d_seps_f32_h15")));
     assert_eq!(seps_kernel((41, 20), (3, 1)), Some((20, "conv2d_seps_f32_h20")));
     assert_eq!(seps_kernel((42, 21), (3, 1)), None);

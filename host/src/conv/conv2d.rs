@@ -438,12 +438,14 @@ pub fn plan_separable<T: ConvElem>(
 
 /// The streamed separable kernels (`conv2d_seps_f32_h{H}`), by the half
 /// width `H` of their window (`2H + 1` taps per axis).
-pub const SEPS_KERNELS: [(usize, &str); 10] = [
+pub const SEPS_KERNELS: [(usize, &str); 12] = [
     (1, "conv2d_seps_f32_h1"),
     (2, "conv2d_seps_f32_h2"),
     (3, "conv2d_seps_f32_h3"),
     (4, "conv2d_seps_f32_h4"),
+    (5, "conv2d_seps_f32_h5"),
     (6, "conv2d_seps_f32_h6"),
+    (7, "conv2d_seps_f32_h7"),
     (8, "conv2d_seps_f32_h8"),
     (10, "conv2d_seps_f32_h10"),
     (12, "conv2d_seps_f32_h12"),

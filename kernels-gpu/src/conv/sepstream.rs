@@ -26,10 +26,12 @@
 //!    two-pass form's image.
 //! 4. **Column pass from a lane-private ring.** The lane writes its 4
 //!    intermediate values to its own 16 bytes of a ring of
-//!    [`seps_ring`]`(H)` = `SEPS_CHUNK + 2H` rows in shared memory (no other
-//!    lane reads them, so no barrier), and after every [`SEPS_CHUNK`] rows
-//!    computes that many output rows from the ring's rows at once: `4 ×
-//!    SEPS_CHUNK` accumulators, each intermediate row read once per chunk.
+//!    [`seps_ring`]`(H)` rows in shared memory (no other lane reads them,
+//!    so no barrier), and after every [`SEPS_CHUNK`] rows computes that
+//!    many output rows from the last [`seps_reach`]`(H)` = `SEPS_CHUNK + 2H`
+//!    rows at once: `4 × SEPS_CHUNK` accumulators, each intermediate row
+//!    read once per chunk, in runs of [`seps_run`]`(H)` rows with one ring
+//!    index each.
 //! 5. **Stores.** 128-bit stores, whole lines per warp; a strip past the
 //!    image's right edge stores element by element.
 //!
@@ -69,7 +71,7 @@ pub const SEPS_DEPTH: usize = 8;
 
 /// The half widths `H` the kernels are built for: windows of `2H + 1`
 /// taps per axis.
-pub const SEPS_HALVES: [usize; 10] = [1, 2, 3, 4, 6, 8, 10, 12, 15, 20];
+pub const SEPS_HALVES: [usize; 12] = [1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 15, 20];
 
 /// The widest window's half width.
 pub const SEPS_MAX_HALF: usize = 20;
@@ -91,9 +93,48 @@ pub const fn seps_line(h: usize) -> usize {
     SEPS_STRIP + 2 * seps_pad(h)
 }
 
-/// Intermediate rows in each lane's ring: one column pass's reach.
-pub const fn seps_ring(h: usize) -> usize {
+/// Intermediate rows that one column pass reads: `SEPS_CHUNK + 2H`.
+pub const fn seps_reach(h: usize) -> usize {
     SEPS_CHUNK + 2 * h
+}
+
+/// Intermediate rows in each lane's ring: [`seps_reach`], rounded up to
+/// a multiple of 8 where that keeps as many blocks on an SM of 228 KiB
+/// (sm_90; [`SEPS_SM_SHARED`]) — H = 1, 2, 3 and 7 — and left as it
+/// is where it would cost one (a ring of 40 rows at H = 15 holds 8 blocks
+/// per SM instead of 9, and 31 × 31 ran 4% slower on the H100). Each
+/// column pass starts [`SEPS_CHUNK`] rows after the last, so its first
+/// slot is a multiple of [`seps_run`] and its reads come in runs of that
+/// many rows that never wrap: one ring-index computation per run.
+pub const fn seps_ring(h: usize) -> usize {
+    let reach = seps_reach(h);
+    let padded = reach.next_multiple_of(8);
+    if seps_blocks_per_sm(padded, h) == seps_blocks_per_sm(reach, h) { padded } else { reach }
+}
+
+/// Shared memory of an sm_90 SM (228 KiB), for [`seps_ring`]'s choice.
+pub const SEPS_SM_SHARED: usize = 228 * 1024;
+
+/// Blocks of one warp per SM of [`SEPS_SM_SHARED`] bytes (1 KiB reserved
+/// per block, at most 16 by the launch bounds) with a ring of `ring`
+/// rows at half width `h`.
+const fn seps_blocks_per_sm(ring: usize, h: usize) -> usize {
+    let per_block = (ring * SEPS_STRIP + SEPS_DEPTH * seps_line(h)) * 4 + 1024;
+    let blocks = SEPS_SM_SHARED / per_block;
+    if blocks < 16 { blocks } else { 16 }
+}
+
+/// Rows of each unbroken run of the column pass's reads: the largest of 8,
+/// 4 and 2 that divides the ring's length (see [`seps_ring`]).
+pub const fn seps_run(h: usize) -> usize {
+    let ring = seps_ring(h);
+    if ring.is_multiple_of(8) {
+        8
+    } else if ring.is_multiple_of(4) {
+        4
+    } else {
+        2
+    }
 }
 
 /// Dynamic shared memory of one block (one warp): the intermediate ring,
@@ -137,7 +178,7 @@ pub const fn seps_task(block: u32, width: u32, height: u32, rows: u32) -> Option
 mod kernels {
     use super::{
         SEPS_CHUNK, SEPS_DEPTH, SEPS_MAX_HALF, SEPS_MAX_TAPS, SEPS_PARAM_BYTES, SEPS_STRIP, seps_line, seps_pad,
-        seps_ring, seps_task,
+        seps_reach, seps_ring, seps_run, seps_task,
     };
     use crate::conv::boundary::map_index32;
     use crate::conv::elem::{ConvElem, unroll};
@@ -238,8 +279,9 @@ mod kernels {
     }
 
     /// The kernels: see the module docs. `K = 2H + 1` taps per axis, `PAD`
-    /// = [`seps_pad`], `LINE` = [`seps_line`], `T` = [`seps_ring`], `WIN` =
-    /// `4 + 2·PAD` (each lane's row window).
+    /// = [`seps_pad`], `LINE` = [`seps_line`], `T` = [`seps_ring`],
+    /// `REACH` = [`seps_reach`], `RUN` = [`seps_run`], `WIN` = `4 + 2·PAD`
+    /// (each lane's row window).
     ///
     /// # Safety
     /// The arguments as the module docs give; blocks of one warp, the
@@ -252,6 +294,8 @@ mod kernels {
         const PAD: usize,
         const LINE: usize,
         const T: usize,
+        const REACH: usize,
+        const RUN: usize,
         const WIN: usize,
     >(
         a: Args,
@@ -260,6 +304,10 @@ mod kernels {
         const {
             assert!(
                 T == seps_ring(H)
+                    && REACH == seps_reach(H)
+                    && RUN == seps_run(H)
+                    && T.is_multiple_of(RUN)
+                    && SEPS_CHUNK.is_multiple_of(RUN)
                     && WIN == 4 + 2 * PAD
                     && WIN <= 48
                     && T <= 48
@@ -352,8 +400,10 @@ mod kernels {
         let writes = x_out < w;
         let whole = x_out + 4 <= w;
         let mut out = a.output.wrapping_add(y0 as usize * a.pitch + x_out as usize);
-        let (mut n, mut slot_t, mut y) = (0u32, 0u32, y0);
-        let mut steps = T as u32;
+        // Row n of the intermediate goes to slot n mod T; each column pass
+        // reads its rows from slot `first` on (a multiple of RUN).
+        let (mut n, mut slot_t, mut first, mut y) = (0u32, 0u32, 0u32, y0);
+        let mut steps = REACH as u32;
         loop {
             // The row pass of `steps` input rows (the first chunk needs its
             // 2H rows above too).
@@ -398,17 +448,22 @@ mod kernels {
                 s += 1;
             }
             steps = SEPS_CHUNK as u32;
-            // The column pass: the ring holds intermediate rows n − T … n − 1,
-            // the oldest at slot_t; output row y + R takes rows R … R + 2H of
-            // them.
+            // The column pass: intermediate rows n − REACH … n − 1 sit at
+            // slots first, first + 1, … (mod T), in runs of RUN rows that do
+            // not wrap (first, T and SEPS_CHUNK are multiples of RUN);
+            // output row y + R takes rows R … R + 2H of them.
             let mut acc = [[0.0f32; 4]; SEPS_CHUNK];
+            let mut run_at = t_at;
             unroll!(const Q in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
                                 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43,
-                                44, 45, 46, 47] below T => {
-                let at = slot_t + Q as u32;
-                let at = if at >= T as u32 { at - T as u32 } else { at };
-                // SAFETY: this lane's own 16 bytes of a ring slot it wrote.
-                let v = unsafe { f32::read4(Shared::from_addr(t_at + at * 512), 0) };
+                                44, 45, 46, 47] below REACH => {
+                if Q.is_multiple_of(RUN) {
+                    let at = first + Q as u32;
+                    run_at = t_at + 512 * if at >= T as u32 { at - T as u32 } else { at };
+                }
+                // SAFETY: this lane's own 16 bytes of a ring slot it wrote
+                // (slot Q % RUN of the run, below T).
+                let v = unsafe { f32::read4(Shared::from_addr(run_at + 512 * (Q % RUN) as u32), 0) };
                 unroll!(const R in [0, 1, 2, 3, 4, 5, 6, 7] below SEPS_CHUNK => {
                     // Q < R wraps k past K.
                     let k = Q.wrapping_sub(R);
@@ -468,6 +523,11 @@ mod kernels {
                     };
                 }
             }
+            first = if first + (SEPS_CHUNK as u32) < T as u32 {
+                first + SEPS_CHUNK as u32
+            } else {
+                first + SEPS_CHUNK as u32 - T as u32
+            };
             y += SEPS_CHUNK as u32;
             if y >= y_end {
                 // The zero fills still in flight land before the block's
@@ -511,6 +571,8 @@ mod kernels {
                         { seps_pad($h) },
                         { seps_line($h) },
                         { seps_ring($h) },
+                        { seps_reach($h) },
+                        { seps_run($h) },
                         { 4 + 2 * seps_pad($h) },
                     >(a)
                 }
@@ -522,7 +584,9 @@ mod kernels {
     seps_kernel!(conv2d_seps_f32_h2, 2);
     seps_kernel!(conv2d_seps_f32_h3, 3);
     seps_kernel!(conv2d_seps_f32_h4, 4);
+    seps_kernel!(conv2d_seps_f32_h5, 5);
     seps_kernel!(conv2d_seps_f32_h6, 6);
+    seps_kernel!(conv2d_seps_f32_h7, 7);
     seps_kernel!(conv2d_seps_f32_h8, 8);
     seps_kernel!(conv2d_seps_f32_h10, 10);
     seps_kernel!(conv2d_seps_f32_h12, 12);
@@ -560,10 +624,38 @@ mod tests {
     fn layouts_fit_the_kernels() {
         for h in SEPS_HALVES {
             assert!(h <= SEPS_MAX_HALF && 4 + 2 * seps_pad(h) <= 48 && seps_ring(h) <= 48);
+            // The ring holds a column pass's reach, and every pass's first
+            // slot (k·SEPS_CHUNK mod T) starts a run that does not wrap.
+            let (ring, run) = (seps_ring(h), seps_run(h));
+            assert!(ring >= seps_reach(h) && ring < seps_reach(h) + 8 && ring.is_multiple_of(run));
+            for k in 0..2 * ring {
+                let first = k * SEPS_CHUNK % ring;
+                assert!(first.is_multiple_of(run) && first + run <= ring, "h = {h}, pass {k}");
+            }
             // Lanes copy 32 + pad / 2 16-byte pieces of each line.
             assert_eq!(seps_line(h), 4 * (32 + seps_pad(h) / 2));
             assert!(seps_shared_bytes(h) <= 48 * 1024, "h = {h}: {}", seps_shared_bytes(h));
         }
         assert_eq!(seps_shared_bytes(20), (48 * 128 + 8 * 168) * 4);
+        // Rings rounded up to whole runs of 8 rows where that costs no
+        // block per SM; not at H = 5 or 15.
+        let rings = SEPS_HALVES.map(|h| (seps_ring(h), seps_run(h)));
+        assert_eq!(
+            rings,
+            [
+                (16, 8),
+                (16, 8),
+                (16, 8),
+                (16, 8),
+                (18, 2),
+                (20, 4),
+                (24, 8),
+                (24, 8),
+                (28, 4),
+                (32, 8),
+                (38, 2),
+                (48, 8)
+            ]
+        );
     }
 }
