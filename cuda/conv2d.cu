@@ -1028,6 +1028,12 @@ __device__ __forceinline__ void seps(const SepsArgs a, const float* taps) {
     // Row n of the intermediate goes to slot n mod T; each column pass reads
     // its rows from slot `first` on (a multiple of RUN).
     unsigned n = 0, slot_t = 0, first = 0, y = y0, steps = REACH;
+    // The wide windows hold their row taps in registers (through a shuffle,
+    // so that ptxas does not read the parameter again in the loop).
+    constexpr bool hoist = H >= 15;
+    float rt[K];
+#pragma unroll
+    for (int j = 0; j < K; j++) rt[j] = hoist ? __shfl_xor_sync(0xffffffffu, taps[j], 0) : 0.0f;
     for (;;) {
         // The row pass of `steps` input rows (the first chunk needs its 2H
         // rows above too).
@@ -1050,12 +1056,13 @@ __device__ __forceinline__ void seps(const SepsArgs a, const float* taps) {
             float t[4];
 #pragma unroll
             for (int e = 0; e < 4; e++) {
-                float even = win[e + PAD - H] * taps[0];
-                float odd = win[e + PAD - H + 1] * taps[1];
+                float even = win[e + PAD - H] * (hoist ? rt[0] : taps[0]);
+                float odd = win[e + PAD - H + 1] * (hoist ? rt[1] : taps[1]);
 #pragma unroll
                 for (int j = 2; j < K; j++) {
-                    if (j % 2) odd = fmaf(win[e + PAD - H + j], taps[j], odd);
-                    else even = fmaf(win[e + PAD - H + j], taps[j], even);
+                    const float m = hoist ? rt[j] : taps[j];
+                    if (j % 2) odd = fmaf(win[e + PAD - H + j], m, odd);
+                    else even = fmaf(win[e + PAD - H + j], m, even);
                 }
                 t[e] = even + odd;
             }
@@ -1138,6 +1145,6 @@ extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h7(SEPS_PARAMS)
 extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h8(SEPS_PARAMS) { seps<8>(SEPS_ARGS); }
 extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h10(SEPS_PARAMS) { seps<10>(SEPS_ARGS); }
 extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h12(SEPS_PARAMS) { seps<12>(SEPS_ARGS); }
-extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h15(SEPS_PARAMS) { seps<15>(SEPS_ARGS); }
-extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h20(SEPS_PARAMS) { seps<20>(SEPS_ARGS); }
+extern "C" __global__ void LAUNCH_BOUNDS(32, 9) conv2d_seps_f32_h15(SEPS_PARAMS) { seps<15>(SEPS_ARGS); }
+extern "C" __global__ void LAUNCH_BOUNDS(32, 7) conv2d_seps_f32_h20(SEPS_PARAMS) { seps<20>(SEPS_ARGS); }
 #endif

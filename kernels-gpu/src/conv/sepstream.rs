@@ -23,7 +23,11 @@
 //! 3. **Row pass.** A lane reads its 4 columns' window (`4 + 2·pad`
 //!    floats) as 128-bit shared loads, conflict-free, and runs the `2H + 1`
 //!    row taps over it: 4 intermediate values, rounded to `f32` as the
-//!    two-pass form's image.
+//!    two-pass form's image. From H = 15 on the row taps sit in registers
+//!    for the whole band (a uniform load per tap pair and row otherwise:
+//!    a sixteenth of the row pass's instructions); their launch bounds
+//!    are the blocks that their shared memory allows (9 and 7 per SM), so
+//!    the registers cost no occupancy.
 //! 4. **Column pass from a lane-private ring.** The lane writes its 4
 //!    intermediate values to its own 16 bytes of a ring of
 //!    [`seps_ring`]`(H)` rows in shared memory (no other lane reads them,
@@ -186,7 +190,7 @@ mod kernels {
     use crate::dev::param::{ParamBytes, ParamSymbol};
     use crate::dev::pipeline::{commit_group, copy_f32, copy16, wait_group};
     use crate::dev::shared::{Shared, dynamic};
-    use crate::dev::warp::{FULL_MASK, ballot, sync_warp};
+    use crate::dev::warp::{FULL_MASK, ballot, shfl_xor_f32, sync_warp};
     use core::arch::asm;
 
     /// The launch's arguments (see the module docs).
@@ -404,6 +408,20 @@ mod kernels {
         // reads its rows from slot `first` on (a multiple of RUN).
         let (mut n, mut slot_t, mut first, mut y) = (0u32, 0u32, 0u32, y0);
         let mut steps = REACH as u32;
+        // The wide windows hold their row taps in registers (their launch
+        // bounds leave room: shared memory holds them to 9 and 7 blocks per
+        // SM).
+        let hoist = H >= 15;
+        let mut rt = [0.0f32; K];
+        if hoist {
+            unroll!(const J in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23,
+                                24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40] below K => {
+                // Through a shuffle, so that ptxas keeps the value in a
+                // register rather than reading the parameter again.
+                // SAFETY: every lane is here.
+                rt[J] = unsafe { shfl_xor_f32(FULL_MASK, tap::<P>(J), 0) };
+            });
+        }
         loop {
             // The row pass of `steps` input rows (the first chunk needs its
             // 2H rows above too).
@@ -415,6 +433,8 @@ mod kernels {
                 // The slot of row n − 1, which every lane has read.
                 issue(n + SEPS_DEPTH as u32 - 1);
                 let src = in_at + (n % SEPS_DEPTH as u32) * (LINE * 4) as u32 + 16 * lane;
+                let rtap = #[inline(always)]
+                |j: usize| if hoist { rt[j] } else { tap::<P>(j) };
                 let mut win = [0.0f32; WIN];
                 unroll!(const Q in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] below WIN / 4 => {
                     // SAFETY: 16 aligned bytes of row n's slot, which the
@@ -426,17 +446,17 @@ mod kernels {
                 // end: eight independent chains per lane instead of four.
                 let mut t = [0.0f32; 4];
                 unroll!(const E in [0, 1, 2, 3] below 4 => {
-                    let mut even = win[E + PAD - H] * tap::<P>(0);
+                    let mut even = win[E + PAD - H] * rtap(0);
                     let mut odd = 0.0f32;
                     unroll!(const J in [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20,
                                         21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38,
                                         39, 40] below K => {
                         if J == 1 {
-                            odd = win[E + PAD - H + J] * tap::<P>(J);
+                            odd = win[E + PAD - H + J] * rtap(J);
                         } else if J % 2 == 1 {
-                            odd = f32::fma(win[E + PAD - H + J], tap::<P>(J), odd);
+                            odd = f32::fma(win[E + PAD - H + J], rtap(J), odd);
                         } else {
-                            even = f32::fma(win[E + PAD - H + J], tap::<P>(J), even);
+                            even = f32::fma(win[E + PAD - H + J], rtap(J), even);
                         }
                     });
                     t[E] = even + odd;
