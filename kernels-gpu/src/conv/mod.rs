@@ -43,6 +43,7 @@ pub mod tensor;
 pub mod tensor2d;
 
 pub use boundary::{Boundary, map_index};
+use sepstream::seps_min_blocks;
 
 /// Bytes of the mask parameter of the run-time constant-mask kernels
 /// (`conv1d_const`, `_tiled`, `_tiled_l2`, `_fast`, `conv2d_const`,
@@ -107,18 +108,18 @@ pub const LAUNCH_BOUNDS: &[(&str, u32, u32)] = &[
     ("conv2d_sepr3_u8_w5", 256, 2),
     ("conv2d_sepr4_u8_w5", 256, 2),
     ("conv2d_sepr1_u8_w7", 256, 2),
-    ("conv2d_seps_f32_h1", 32, 16),
-    ("conv2d_seps_f32_h2", 32, 16),
-    ("conv2d_seps_f32_h3", 32, 16),
-    ("conv2d_seps_f32_h4", 32, 16),
-    ("conv2d_seps_f32_h5", 32, 16),
-    ("conv2d_seps_f32_h6", 32, 16),
-    ("conv2d_seps_f32_h7", 32, 16),
-    ("conv2d_seps_f32_h8", 32, 16),
-    ("conv2d_seps_f32_h10", 32, 16),
-    ("conv2d_seps_f32_h12", 32, 16),
-    ("conv2d_seps_f32_h15", 32, 9),
-    ("conv2d_seps_f32_h20", 32, 7),
+    ("conv2d_seps_f32_h1", 32, seps_min_blocks(1)),
+    ("conv2d_seps_f32_h2", 32, seps_min_blocks(2)),
+    ("conv2d_seps_f32_h3", 32, seps_min_blocks(3)),
+    ("conv2d_seps_f32_h4", 32, seps_min_blocks(4)),
+    ("conv2d_seps_f32_h5", 32, seps_min_blocks(5)),
+    ("conv2d_seps_f32_h6", 32, seps_min_blocks(6)),
+    ("conv2d_seps_f32_h7", 32, seps_min_blocks(7)),
+    ("conv2d_seps_f32_h8", 32, seps_min_blocks(8)),
+    ("conv2d_seps_f32_h10", 32, seps_min_blocks(10)),
+    ("conv2d_seps_f32_h12", 32, seps_min_blocks(12)),
+    ("conv2d_seps_f32_h15", 32, seps_min_blocks(15)),
+    ("conv2d_seps_f32_h20", 32, seps_min_blocks(20)),
     ("conv2d_sepc1_f32", 256, 2),
     ("conv2d_sepc3_f32", 256, 2),
     ("conv2d_sepc4_f32", 256, 2),

@@ -23,11 +23,12 @@
 //! 3. **Row pass.** A lane reads its 4 columns' window (`4 + 2·pad`
 //!    floats) as 128-bit shared loads, conflict-free, and runs the `2H + 1`
 //!    row taps over it: 4 intermediate values, rounded to `f32` as the
-//!    two-pass form's image. From H = 15 on the row taps sit in registers
+//!    two-pass form's image. From H = [`SEPS_HOIST_FROM`] (15) on the row
+//!    taps sit in registers
 //!    for the whole band (a uniform load per tap pair and row otherwise:
 //!    a sixteenth of the row pass's instructions); their launch bounds
-//!    are the blocks that their shared memory allows (9 and 7 per SM), so
-//!    the registers cost no occupancy.
+//!    ([`seps_min_blocks`]) are the blocks that their shared memory allows
+//!    (9 and 7 per SM), so the registers cost no occupancy.
 //! 4. **Column pass from a lane-private ring.** The lane writes its 4
 //!    intermediate values to its own 16 bytes of a ring of
 //!    [`seps_ring`]`(H)` rows in shared memory (no other lane reads them,
@@ -120,12 +121,23 @@ pub const fn seps_ring(h: usize) -> usize {
 pub const SEPS_SM_SHARED: usize = 228 * 1024;
 
 /// Blocks of one warp per SM of [`SEPS_SM_SHARED`] bytes (1 KiB reserved
-/// per block, at most 16 by the launch bounds) with a ring of `ring`
-/// rows at half width `h`.
+/// per block, at most 16) with a ring of `ring` rows at half width `h`.
 const fn seps_blocks_per_sm(ring: usize, h: usize) -> usize {
     let per_block = (ring * SEPS_STRIP + SEPS_DEPTH * seps_line(h)) * 4 + 1024;
     let blocks = SEPS_SM_SHARED / per_block;
     if blocks < 16 { blocks } else { 16 }
+}
+
+/// The half width from which the row taps stay in registers for the whole
+/// band (see the module docs).
+pub const SEPS_HOIST_FROM: usize = 15;
+
+/// The kernel's launch bound in blocks per SM (its `.minnctapersm`, see
+/// [`LAUNCH_BOUNDS`](super::LAUNCH_BOUNDS)): 16, and from
+/// [`SEPS_HOIST_FROM`] on the blocks its shared memory allows on sm_90, so
+/// the registers of the hoisted taps cost no occupancy.
+pub const fn seps_min_blocks(h: usize) -> u32 {
+    if h >= SEPS_HOIST_FROM { seps_blocks_per_sm(seps_ring(h), h) as u32 } else { 16 }
 }
 
 /// Rows of each unbroken run of the column pass's reads: the largest of 8,
@@ -181,8 +193,8 @@ pub const fn seps_task(block: u32, width: u32, height: u32, rows: u32) -> Option
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_80"))]
 mod kernels {
     use super::{
-        SEPS_CHUNK, SEPS_DEPTH, SEPS_MAX_HALF, SEPS_MAX_TAPS, SEPS_PARAM_BYTES, SEPS_STRIP, seps_line, seps_pad,
-        seps_reach, seps_ring, seps_run, seps_task,
+        SEPS_CHUNK, SEPS_DEPTH, SEPS_HOIST_FROM, SEPS_MAX_HALF, SEPS_MAX_TAPS, SEPS_PARAM_BYTES, SEPS_STRIP, seps_line,
+        seps_pad, seps_reach, seps_ring, seps_run, seps_task,
     };
     use crate::conv::boundary::map_index32;
     use crate::conv::elem::{ConvElem, unroll};
@@ -411,7 +423,7 @@ mod kernels {
         // The wide windows hold their row taps in registers (their launch
         // bounds leave room: shared memory holds them to 9 and 7 blocks per
         // SM).
-        let hoist = H >= 15;
+        let hoist = H >= SEPS_HOIST_FROM;
         let mut rt = [0.0f32; K];
         if hoist {
             unroll!(const J in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23,
@@ -659,6 +671,9 @@ mod tests {
         assert_eq!(seps_shared_bytes(20), (48 * 128 + 8 * 168) * 4);
         // Rings rounded up to whole runs of 8 rows where that costs no
         // block per SM; not at H = 5 or 15.
+        // Launch bounds: 16 blocks, and the shared memory's 9 and 7 where
+        // the row taps are hoisted (the C++ twins carry the same numbers).
+        assert_eq!(SEPS_HALVES.map(seps_min_blocks), [16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 9, 7]);
         let rings = SEPS_HALVES.map(|h| (seps_ring(h), seps_run(h)));
         assert_eq!(
             rings,
