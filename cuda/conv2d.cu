@@ -283,6 +283,16 @@ __device__ __forceinline__ int map_index32(int x, int n, unsigned mode) { return
 #define STRIP_RING 8
 #define STRIP_ROW (FAST_X * (32 + 2))
 
+// The blocked loop of f32 masks of 7 and 9 rows (strip_blocked): output
+// rows per pass (STRIP_PASS), passes whose rows are in flight
+// (STRIP_PASS_AHEAD) and ring rows (STRIP_PASS_RING, for masks of up to 9
+// rows); the rows in each warp's ring for a mask of mh rows (strip_ring).
+#define STRIP_PASS 4
+#define STRIP_PASS_AHEAD 1
+#define STRIP_PASS_RING (STRIP_PASS + 9 - 1 + STRIP_PASS_AHEAD * STRIP_PASS)
+__host__ __device__ constexpr bool strip_blocked(int mh) { return mh >= 7; }
+__host__ __device__ constexpr int strip_ring(int mh) { return strip_blocked(mh) ? STRIP_PASS_RING : STRIP_RING; }
+
 // Chunks per window row of a centred mask of width mw (strip_chunks).
 __host__ __device__ constexpr int strip_chunks(int mw) {
     return (((-(mw / 2)) & (FAST_X - 1)) + mw - 1 + FAST_X - 1) / FAST_X + 1;
@@ -332,13 +342,18 @@ struct RowCopy {
 
     template <bool VEC>
     __device__ __forceinline__ void issue(StripRows rows, int y, int slot) const {
-        unsigned bytes = slot * STRIP_ROW * 4;
         int j = map_index32(y, rows.height, rows.mode);
-        size_t off = j < 0 ? 0 : (size_t)j * rows.pitch;
-        copy4_async(own_dst + bytes, own_src + off, j >= 0 && own_ok, VEC);
+        issue_at<VEC>(j < 0 ? 0 : (size_t)j * rows.pitch, j >= 0, slot);
+    }
+
+    // The row at element offset off, already mapped (RowCopy::issue_at).
+    template <bool VEC>
+    __device__ __forceinline__ void issue_at(size_t off, bool valid, unsigned slot) const {
+        unsigned bytes = slot * STRIP_ROW * 4;
+        copy4_async(own_dst + bytes, own_src + off, valid && own_ok, VEC);
         if (extra) {
             int step = extra_step * FAST_X;
-            copy4_async(own_dst + bytes + step * 4, own_src + off + step, j >= 0 && extra_ok, VEC);
+            copy4_async(own_dst + bytes + step * 4, own_src + off + step, valid && extra_ok, VEC);
         }
     }
 };
@@ -398,6 +413,96 @@ __device__ __forceinline__ void strip_step(const float* taps, const RowCopy& cop
     }
 }
 
+// One pass of the blocked loop (StripStep::pass; f32 masks of 7 and 9
+// rows, strip_blocked): output rows p .. p + STRIP_PASS - 1 of the strip
+// from input rows p .. p + STRIP_PASS + MH - 2 (ring slot row mod
+// STRIP_PASS_RING). Waits for this pass's rows, starts the copies of the
+// new rows of the pass STRIP_PASS_AHEAD after it (`interior`: without the
+// mode's map), adds input row i to every output row r it reaches (mask
+// row i - r), stores the rows inside the image. Rows are read in groups
+// of STRIP_PASS consecutive slots.
+template <int MW, int MH, bool VEC>
+__device__ __forceinline__ void strip_blocked_pass(const float* taps, const RowCopy& copy, StripRows rows,
+                                                   unsigned read, int y0, float* out, unsigned rows_out, bool store,
+                                                   unsigned p, bool interior) {
+    constexpr int R = STRIP_PASS;
+    constexpr int s = (-(MW / 2)) & (FAST_X - 1);
+    constexpr int chunks = strip_chunks(MW);
+    constexpr unsigned steps = STRIP_H + MH - 1;
+    wait_group<STRIP_PASS_AHEAD - 1>();
+    __syncwarp();
+    const unsigned first = p + MH - 1 + STRIP_PASS_AHEAD * R;
+    if (interior) {
+        size_t off = (size_t)(unsigned)(y0 + (int)first) * rows.pitch;
+#pragma unroll
+        for (int k = 0; k < R; k++) {
+            if (first + k < steps) copy.issue_at<VEC>(off, true, (first + k) % STRIP_PASS_RING);
+            off += rows.pitch;
+        }
+    } else {
+#pragma unroll
+        for (int k = 0; k < R; k++) {
+            unsigned r = first + k;
+            if (r < steps) copy.issue<VEC>(rows, y0 + (int)r, r % STRIP_PASS_RING);
+        }
+    }
+    commit_group();
+    const unsigned quad = p / R;
+    float acc[R][FAST_X];
+#pragma unroll
+    for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int q = 0; q < FAST_X; q++) acc[r][q] = 0.0f;
+#pragma unroll
+    for (int i = 0; i < R + MH - 1; i++) {
+        unsigned group = ((quad + i / R) % (STRIP_PASS_RING / R)) * R * STRIP_ROW;
+        unsigned slot = group + (i % R) * STRIP_ROW;
+        float cur[STRIP_CHUNKS][FAST_X];
+#pragma unroll
+        for (int c = 0; c < STRIP_CHUNKS; c++) {
+            if (c < chunks) {
+                float4 t;
+                asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];"
+                             : "=f"(t.x), "=f"(t.y), "=f"(t.z), "=f"(t.w)
+                             : "r"(read + 4 * (slot + FAST_X * c)));
+                cur[c][0] = t.x;
+                cur[c][1] = t.y;
+                cur[c][2] = t.z;
+                cur[c][3] = t.w;
+            }
+        }
+#pragma unroll
+        for (int rr = 0; rr < R; rr++) {
+            const int j = i - rr;
+            if (j >= 0 && j < MH) {
+#pragma unroll
+                for (int x = 0; x < MW; x++) {
+                    float m = taps[j * MW + x];
+#pragma unroll
+                    for (int q = 0; q < FAST_X; q++) {
+                        int e = s + x + q;
+                        acc[rr][q] = fmaf(cur[e / FAST_X][e % FAST_X], m, acc[rr][q]);
+                    }
+                }
+            }
+        }
+    }
+    if (store) {
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+            if (p + r < rows_out) {
+                float* o = out + (size_t)(p + r) * rows.pitch;
+                if (VEC) {
+                    *reinterpret_cast<float4*>(o) = make_float4(acc[r][0], acc[r][1], acc[r][2], acc[r][3]);
+                } else {
+#pragma unroll
+                    for (int q = 0; q < FAST_X; q++) o[q] = acc[r][q];
+                }
+            }
+        }
+    }
+}
+
 // One pass step U of the rotating form (the unrolled loop of `strip`).
 template <int MW, int MH, bool VEC, int U>
 __device__ __forceinline__ void strip_pass(const float* taps, const RowCopy& copy, StripRows rows, unsigned read,
@@ -425,6 +530,33 @@ template <int MW, int MH, bool VEC>
 __device__ __forceinline__ void strip(const float* taps, RowCopy copy, StripRows rows, unsigned read, int y0,
                                       float* out, unsigned rows_out, bool store) {
     constexpr int steps = STRIP_H + MH - 1;
+    if constexpr (strip_blocked(MH)) {
+        // The first pass's rows as one group, then the new rows of each of
+        // the next STRIP_PASS_AHEAD - 1 passes as one group each; strips
+        // whose window lies inside the image copy without the mode's map.
+        const bool interior = y0 >= 0 && y0 + steps <= rows.height;
+        int r = 0;
+#pragma unroll 1
+        for (int group = 0; group < STRIP_PASS_AHEAD; group++) {
+            const int end = STRIP_PASS + MH - 1 + group * STRIP_PASS;
+#pragma unroll 1
+            for (; r < end; r++) {
+                if (r < steps) {
+                    if (interior)
+                        copy.issue_at<VEC>((size_t)(y0 + r) * rows.pitch, true, r);
+                    else
+                        copy.issue<VEC>(rows, y0 + r, r);
+                }
+            }
+            commit_group();
+        }
+#pragma unroll 1
+        for (unsigned p = 0; p < STRIP_H; p += STRIP_PASS)
+            strip_blocked_pass<MW, MH, VEC>(taps, copy, rows, read, y0, out, rows_out, store, p, interior);
+        wait_group<0>();
+        __syncwarp();
+        return;
+    }
     float acc[MH][FAST_X];
 #pragma unroll
     for (int k = 0; k < MH; k++)
@@ -501,7 +633,7 @@ __device__ __forceinline__ void slide(Image img, float* output, const float* tap
     asm("mov.u32 %0, %%laneid;" : "=r"(lane));
     unsigned warp = (ty * bdx + tx) / 32;
     StripRows rows{img.pitch, (int)height, img.mode};
-    unsigned ring = (unsigned)__cvta_generic_to_shared(conv2d_smem) + 4 * (warp * STRIP_RING * STRIP_ROW);
+    unsigned ring = (unsigned)__cvta_generic_to_shared(conv2d_smem) + 4 * (warp * strip_ring(MH) * STRIP_ROW);
     unsigned tiles_x = (width + tw - 1) / tw, tiles_y = (height + th - 1) / th;
     for (unsigned tyi = blockIdx.y; tyi < tiles_y; tyi += gridDim.y) {
         for (unsigned txi = blockIdx.x; txi < tiles_x; txi += gridDim.x) {
@@ -579,8 +711,11 @@ extern "C" __global__ void LAUNCH_BOUNDS(256, 2) conv2d_strip3_f32(CONV2D_PARAMS
 extern "C" __global__ void LAUNCH_BOUNDS(256, 2) conv2d_strip5_f32(CONV2D_PARAMS, FIXED_PARAM) {
     slide<5, 5>(IMAGE, output, taps.v);
 }
-extern "C" __global__ void LAUNCH_BOUNDS(256, 3) conv2d_strip7_f32(CONV2D_PARAMS, FIXED_PARAM) {
+extern "C" __global__ void LAUNCH_BOUNDS(256, 2) conv2d_strip7_f32(CONV2D_PARAMS, FIXED_PARAM) {
     slide<7, 7>(IMAGE, output, taps.v);
+}
+extern "C" __global__ void LAUNCH_BOUNDS(128, 5) conv2d_strip9_f32(CONV2D_PARAMS, RUNTIME_PARAM) {
+    slide<9, 9>(IMAGE, output, taps.v);
 }
 
 // ---- The fused separable convolution (conv2d_sep_f32) ----

@@ -39,7 +39,7 @@ use rand::rngs::StdRng;
 const VARIANTS: [Conv2dVariant; 5] =
     [Conv2dVariant::Basic, Conv2dVariant::Const, Conv2dVariant::Tiled, Conv2dVariant::Fast, Conv2dVariant::Auto];
 /// (mw, mh)
-const MASKS: [(usize, usize); 6] = [(1, 1), (3, 3), (5, 5), (7, 7), (3, 7), (4, 2)];
+const MASKS: [(usize, usize); 7] = [(1, 1), (3, 3), (5, 5), (7, 7), (9, 9), (3, 7), (4, 2)];
 /// (width, height, pitches)
 /// Under a sanitizer the largest image is 300×307 (see `common::big`).
 fn shapes() -> [(usize, usize, Vec<usize>); 4] {
@@ -157,18 +157,20 @@ fn every_variant_mode_and_shape_f64() {
 }
 
 /// The register kernels (`conv2d_strip*`, the fast variant for centred
-/// 3 × 3, 5 × 5 and 7 × 7 masks) where their warps' rings and edge lanes
-/// meet the image's borders: widths around the 128-column warp band
-/// (12 is the narrowest with a lane inside; 131 and 261 end in a partial
-/// chunk), heights below, at and around the 16-row strip (rows through
-/// the mode's map at both ends), aligned and unaligned pitches (16-byte
-/// and element-wise copies), every mode.
+/// 3 × 3, 5 × 5 and 7 × 7 masks, and 9 × 9 in `f32`) where their warps'
+/// rings and edge lanes meet the image's borders: widths around the
+/// 128-column warp band (12 is the narrowest with a lane inside; 131 and
+/// 261 end in a partial chunk), heights below, at and around the 16-row
+/// strip and the blocked loop's 4-row passes (rows through the mode's map
+/// at both ends), aligned and unaligned pitches (16-byte and element-wise
+/// copies), every mode.
 fn register_kernels<T: Elem>(gpu: &Gpu) {
     let (mut rng, seed) = common::rng();
-    for (w, h) in [(12usize, 1), (13, 2), (128, 15), (131, 16), (261, 17), (300, 33)] {
+    let sizes: &[usize] = if T::NAME == "f32" { &[3, 5, 7, 9] } else { &[3, 5, 7] };
+    for (w, h) in [(12usize, 1), (13, 2), (136, 5), (128, 15), (131, 16), (261, 17), (300, 33), (140, 39)] {
         for pitch in [w.next_multiple_of(4), w.next_multiple_of(4) + 1] {
             let (input, dense) = pitched_input::<T>(&mut rng, w, h, pitch);
-            for n in [3, 5, 7] {
+            for &n in sizes {
                 let mask: Vec<T> = random_vec(&mut rng, n * n);
                 for mode in Boundary::ALL {
                     let ctx = format!("{} {w}x{h} pitch {pitch} mask {n}x{n} {mode:?} seed={seed}", T::NAME);

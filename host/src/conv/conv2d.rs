@@ -54,7 +54,7 @@ use std::sync::{Arc, Mutex};
 
 pub use coalesce_kernels::conv::conv2d::{
     FAST_X, FAST_Y, SEP_THREADS, SEP_TX, SEP_TY, STRIP_H, fast_in_registers, fast_row_stride, fast_shared_elems,
-    sep_shared_elems, strip_shared_elems, tiled_shared_elems,
+    sep_shared_elems, strip_block_warps, strip_blocked, strip_ring, strip_shared_elems, tiled_shared_elems,
 };
 pub use coalesce_kernels::conv::sepstream::{
     SEPS_CHUNK, SEPS_HALVES, SEPS_MAX_TAPS, SEPS_PARAM_BYTES, SEPS_STRIP, SEPS_THREADS, seps_blocks, seps_shared_bytes,
@@ -189,6 +189,7 @@ fn kernel_name(algo: Algo, global: bool, ty: &str) -> Result<&'static str> {
         (Algo::Strip(3), false, "f32" | "f64") => ["conv2d_strip3_f64", "conv2d_strip3_f32"][f32 as usize],
         (Algo::Strip(5), false, "f32" | "f64") => ["conv2d_strip5_f64", "conv2d_strip5_f32"][f32 as usize],
         (Algo::Strip(7), false, "f32" | "f64") => ["conv2d_strip7_f64", "conv2d_strip7_f32"][f32 as usize],
+        (Algo::Strip(9), false, "f32") => "conv2d_strip9_f32",
         (Algo::Rows, _, "f32" | "f64") => ["conv2d_rows_f64", "conv2d_rows_f32"][f32 as usize],
         (Algo::Cols, _, "f32" | "f64") => ["conv2d_cols_f64", "conv2d_cols_f32"][f32 as usize],
         _ => {
@@ -223,7 +224,7 @@ fn plan_algo(
         let b = bx as usize;
         let elems = match algo {
             Algo::Basic | Algo::Const => Some(0),
-            Algo::Strip(_) => Some(strip_shared_elems(b, by)),
+            Algo::Strip(_) => Some(strip_shared_elems(b, by, strip_ring(mh, elem_size))),
             Algo::Tiled => (by + mh).checked_sub(1).zip((b + mw).checked_sub(1)).and_then(|(r, c)| r.checked_mul(c)),
             Algo::Fast | Algo::Rows | Algo::Cols => {
                 let (w, h) = match algo {
@@ -238,6 +239,11 @@ fn plan_algo(
         elems.checked_mul(elem_size).filter(|&bytes| bytes <= shared_max)
     };
     let max_by = BLOCK_Y.min(limits.max_block_dim[1]).min(limits.max_threads_per_block / bx).max(1);
+    // The register form runs blocks of strip_block_warps warps.
+    let max_by = match algo {
+        Algo::Strip(n) => max_by.min(strip_block_warps(n, elem_size) as u32),
+        _ => max_by,
+    };
     let by = [max_by, 4, 2, 1].into_iter().filter(|&b| b <= max_by).find(|&b| shared_of(b as usize).is_some());
     let Some(by) = by else {
         return Err(Error::InvalidArgument {
@@ -286,13 +292,15 @@ pub fn plan_conv2d<T: ConvElem>(
 
 /// Whether [`Conv2dVariant::Auto`] takes the tensor cores for an `mw ×
 /// mh` `f32` mask at `precision` (where they run): from the crossovers
-/// measured with `coalesce bench conv` (see `docs/wide-masks.md`).
+/// measured with `coalesce bench conv` (see `docs/wide-masks.md`): from
+/// 9 × 9, except 9 × 9 itself, which the FMA register form
+/// (`conv2d_strip9_f32`) runs faster at either precision.
 pub const fn tensor2d_auto(mw: usize, mh: usize, precision: Precision) -> bool {
     let min = match precision {
         Precision::F32 => 9,
         Precision::Tf32 => 9,
     };
-    mw >= min && mh >= min && mw <= T2_MAX_MW
+    mw >= min && mh >= min && mw <= T2_MAX_MW && !(mw == 9 && mh == 9)
 }
 
 /// The tensor-core plan for an `mw × mh` mask over `width × height`: one
@@ -351,11 +359,11 @@ pub fn plan_conv2d_at<T: ConvElem>(
     let size = std::mem::size_of::<T>();
     let global = mw * mh > max_constant_taps::<T>();
     let plan = |algo| plan_algo(limits, algo, global, T::NAME, size, (mw, mh), (width, height));
-    // The fast variant's register form: centred 3 × 3, 5 × 5, 7 × 7 masks
-    // (odd sizes are centred for both operations), image axes below 2³¹,
-    // blocks of whole warps.
+    // The fast variant's register form: centred 3 × 3, 5 × 5, 7 × 7 masks,
+    // and 9 × 9 for f32 (odd sizes are centred for both operations), image
+    // axes below 2³¹, blocks of whole warps.
     let strip = !global
-        && fast_in_registers((mw, mh), (mw / 2, mh / 2))
+        && fast_in_registers((mw, mh), (mw / 2, mh / 2), size)
         && width <= i32::MAX as usize
         && height <= i32::MAX as usize
         && BLOCK_X.min(limits.max_block_dim[0]).min(limits.max_threads_per_block) == BLOCK_X;
@@ -1253,6 +1261,7 @@ impl<T: ConvElem> std::fmt::Debug for Separable<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use coalesce_kernels::conv::conv2d::STRIP_PASS_RING;
 
     const H100: DeviceLimits = DeviceLimits::H100;
 
@@ -1275,17 +1284,40 @@ mod tests {
             (p.block, p.tile, p.grid, p.shared_bytes),
             ((32, 8), (128, 8 * STRIP_H), (64, 8192 / (8 * STRIP_H) as u32), 8 * 8 * 136 * 4)
         );
-        assert_eq!(strip_shared_elems(32, 8), 8 * 8 * 136);
+        assert_eq!(strip_shared_elems(32, 8, 8), 8 * 8 * 136);
         for (n, k) in [(3, "conv2d_strip3_f64"), (7, "conv2d_strip7_f64")] {
             assert_eq!(plan_conv2d::<f64>(&H100, Conv2dVariant::Fast, (n, n), (9, 9)).unwrap().kernel, k);
         }
+        // f32 masks of 7 and 9 rows: the blocked loop, a ring of
+        // STRIP_PASS_RING rows; 9 × 9 in blocks of 4 warps. f64 7 × 7 keeps
+        // 8 rows, and f64 9 × 9 takes the shared-tile form.
+        for (n, ring, warps) in [(3, 8, 8), (5, 8, 8), (7, STRIP_PASS_RING, 8), (9, STRIP_PASS_RING, 4)] {
+            let p = plan_conv2d::<f32>(&H100, Conv2dVariant::Auto, (n, n), (8192, 8192)).unwrap();
+            let kernel =
+                ["conv2d_strip3_f32", "conv2d_strip5_f32", "conv2d_strip7_f32", "conv2d_strip9_f32"][n / 2 - 1];
+            assert_eq!((p.kernel, p.block, p.tile), (kernel, (32, warps as u32), (128, warps * STRIP_H)));
+            assert_eq!(p.shared_bytes as usize, warps * ring * 136 * 4);
+            assert_eq!((strip_ring(n, 4), strip_block_warps(n, 4)), (ring, warps));
+        }
+        assert_eq!(
+            plan_conv2d::<f64>(&H100, Conv2dVariant::Fast, (7, 7), (64, 64)).unwrap().shared_bytes,
+            8 * 8 * 136 * 8
+        );
+        assert_eq!(plan_conv2d::<f64>(&H100, Conv2dVariant::Fast, (9, 9), (64, 64)).unwrap().kernel, "conv2d_fast_f64");
         // Any other mask: the shared-tile form.
         let p = plan_conv2d::<f32>(&H100, Conv2dVariant::Auto, (5, 3), (8192, 8192)).unwrap();
         assert_eq!((p.variant, p.kernel, p.mask), (Conv2dVariant::Fast, "conv2d_fast_short_f32", MaskSource::Constant));
         assert_eq!((p.block, p.tile, p.grid), ((32, 8), (128, 32), (64, 256)));
         assert_eq!(p.shared_bytes as usize, fast_shared_elems(32, 8, 5, 3) * 4);
         assert_eq!(fast_shared_elems(32, 8, 5, 5), 36 * 136);
-        assert_eq!(plan_conv2d::<f32>(&H100, Conv2dVariant::Fast, (9, 9), (64, 64)).unwrap().kernel, "conv2d_fast_f32");
+        assert_eq!(
+            plan_conv2d::<f32>(&H100, Conv2dVariant::Fast, (9, 7), (64, 64)).unwrap().kernel,
+            "conv2d_fast_short_f32"
+        );
+        assert_eq!(
+            plan_conv2d::<f32>(&H100, Conv2dVariant::Fast, (11, 11), (64, 64)).unwrap().kernel,
+            "conv2d_fast_f32"
+        );
         // Axes of 2³¹ or more (the register form indexes rows in 32 bits).
         let big = plan_conv2d::<f32>(&H100, Conv2dVariant::Fast, (3, 3), (1 << 31, 1)).unwrap();
         assert_eq!(big.kernel, "conv2d_fast_short_f32");
@@ -1365,7 +1397,9 @@ mod tests {
             }
             assert!(kernel_name(Algo::Strip(n), true, "f32").is_err());
         }
-        assert!(kernel_name(Algo::Strip(9), false, "f32").is_err());
+        assert_eq!(kernel_name(Algo::Strip(9), false, "f32").unwrap(), "conv2d_strip9_f32");
+        assert!(kernel_name(Algo::Strip(9), false, "f64").is_err());
+        assert!(kernel_name(Algo::Strip(11), false, "f32").is_err());
         for algo in [Algo::Basic, Algo::Const, Algo::Tiled, Algo::Fast, Algo::Rows, Algo::Cols] {
             for g in [false, true] {
                 for ty in ["f32", "f64"] {

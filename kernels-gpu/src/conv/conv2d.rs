@@ -45,8 +45,9 @@ pub const FAST_Y: usize = 4;
 /// strip, a block a `FAST_X · bx × STRIP_H · by` tile.
 pub const STRIP_H: usize = 16;
 
-/// The largest mask side the register form handles.
-pub const STRIP_MAX_MASK: usize = 7;
+/// The largest mask side the register form handles (9 only for `f32`:
+/// see [`fast_in_registers`]).
+pub const STRIP_MAX_MASK: usize = 9;
 
 /// The most 4-wide chunks a row of the register form's window spans.
 pub const STRIP_CHUNKS: usize = 4;
@@ -56,16 +57,59 @@ pub const STRIP_CHUNKS: usize = 4;
 /// meanwhile (a power of two).
 pub const STRIP_RING: usize = 8;
 
+/// Output rows per pass of the register form's blocked loop
+/// ([`strip_blocked`]): each pass computes this many rows of a lane's
+/// strip, every accumulator and tap index a compile-time constant.
+pub const STRIP_PASS: usize = 4;
+
+/// Rows of threads (warps) per block of the register form for a centred
+/// mask of `mh` rows of `elem`-byte elements: 4 for the blocked loop of
+/// 9 × 9 ([`strip_blocked`]; five blocks of 32 × 4 per SM, their launch
+/// bounds, so that its 96 registers allow 20 warps per SM where blocks
+/// of 32 × 8 fit two, 16 warps: 0.289 against 0.300 ms on the H100), 8
+/// for every other mask (7 × 7 runs 1–2% faster in blocks of 32 × 8).
+pub const fn strip_block_warps(mh: usize, elem: usize) -> usize {
+    if strip_blocked(mh, elem) && mh >= 9 { 4 } else { 8 }
+}
+
+/// Passes ahead whose rows are in flight in the blocked loop
+/// ([`strip_blocked`]): while a pass computes, the copies of the new rows
+/// of the next `STRIP_PASS_AHEAD` passes are in flight.
+pub const STRIP_PASS_AHEAD: usize = 1;
+
+/// Input rows in each warp's ring in the blocked loop
+/// ([`strip_blocked`]): the `STRIP_PASS + mh − 1` rows a pass reads and
+/// the `STRIP_PASS_AHEAD · STRIP_PASS` rows in flight (`mh` up to 9).
+pub const STRIP_PASS_RING: usize = STRIP_PASS + STRIP_MAX_MASK - 1 + STRIP_PASS_AHEAD * STRIP_PASS;
+
+/// True when the register form runs its blocked loop for a centred mask
+/// of `mh` rows of `elem`-byte elements: `f32` masks of 7 and 9 rows.
+/// The loop computes [`STRIP_PASS`] output rows per pass from the
+/// `STRIP_PASS + mh − 1` input rows they read, every index a compile-time
+/// constant (no accumulator moves, no unrolling `mh` rows deep); the
+/// smaller masks rotate their accumulators by name, `f64` masks of 7 rows
+/// shift them.
+pub const fn strip_blocked(mh: usize, elem: usize) -> bool {
+    elem == 4 && mh >= 7
+}
+
+/// Rows in each warp's ring of the register form for a mask of `mh` rows
+/// of `elem`-byte elements: [`STRIP_PASS_RING`] in the blocked loop
+/// ([`strip_blocked`]), else [`STRIP_RING`].
+pub const fn strip_ring(mh: usize, elem: usize) -> usize {
+    if strip_blocked(mh, elem) { STRIP_PASS_RING } else { STRIP_RING }
+}
+
 /// Elements of one ring row of the register form: the 32 lanes' 4-wide
 /// chunks and one chunk either side (the window reaches 4 columns past
 /// each edge of the warp's 128).
 pub const STRIP_ROW: usize = FAST_X * (32 + 2);
 
 /// Shared-memory elements of the register form for a `bx × by` block
-/// (`bx` a multiple of 32): a ring of [`STRIP_RING`] rows of
+/// (`bx` a multiple of 32): a ring of `ring` rows ([`strip_ring`]) of
 /// [`STRIP_ROW`] elements per warp.
-pub const fn strip_shared_elems(bx: usize, by: usize) -> usize {
-    (bx * by).div_ceil(32) * STRIP_RING * STRIP_ROW
+pub const fn strip_shared_elems(bx: usize, by: usize, ring: usize) -> usize {
+    (bx * by).div_ceil(32) * ring * STRIP_ROW
 }
 
 /// Chunks per window row of the register form for a centred mask of
@@ -77,13 +121,14 @@ pub const fn strip_chunks(mw: usize) -> usize {
 }
 
 /// True when `conv2d_fast` runs its register form for an `mw × mh` mask
-/// with `left` taps left of and above the centre: the centred 3 × 3,
-/// 5 × 5 and 7 × 7 masks (`left = size / 2`, as every odd correlation or
-/// convolution). Each thread then computes a `FAST_X × STRIP_H` strip
-/// from registers, its input rows streamed through a ring per warp
-/// ([`strip_shared_elems`]); any other mask takes the shared-tile form.
-pub const fn fast_in_registers((mw, mh): (usize, usize), (lx, ly): (usize, usize)) -> bool {
-    mw == mh && (mw == 3 || mw == 5 || mw == 7) && lx == mw / 2 && ly == mh / 2
+/// of `elem`-byte elements with `left` taps left of and above the centre:
+/// the centred 3 × 3, 5 × 5 and 7 × 7 masks, and 9 × 9 for `f32`
+/// (`left = size / 2`, as every odd correlation or convolution). Each
+/// thread then computes a `FAST_X × STRIP_H` strip from registers, its
+/// input rows streamed through a ring per warp ([`strip_shared_elems`]);
+/// any other mask takes the shared-tile form.
+pub const fn fast_in_registers((mw, mh): (usize, usize), (lx, ly): (usize, usize), elem: usize) -> bool {
+    mw == mh && (mw == 3 || mw == 5 || mw == 7 || (mw == 9 && elem == 4)) && lx == mw / 2 && ly == mh / 2
 }
 
 /// Shared-memory elements of `conv2d_tiled` for a `bx × by` block and an
@@ -146,8 +191,9 @@ pub const fn sep_shared_elems(mw: usize, mh: usize) -> usize {
 #[cfg(target_arch = "nvptx64")]
 mod kernels {
     use super::{
-        FAST_X, FAST_Y, SEP_THREADS, SEP_TX, SEP_TY, STRIP_CHUNKS, STRIP_H, STRIP_MAX_MASK, STRIP_RING, STRIP_ROW,
-        sep_chunked, sep_in_pitch, sep_rows, strip_chunks,
+        FAST_X, FAST_Y, SEP_THREADS, SEP_TX, SEP_TY, STRIP_CHUNKS, STRIP_H, STRIP_MAX_MASK, STRIP_PASS,
+        STRIP_PASS_AHEAD, STRIP_PASS_RING, STRIP_RING, STRIP_ROW, sep_chunked, sep_in_pitch, sep_rows, strip_blocked,
+        strip_chunks, strip_ring,
     };
     use crate::conv::boundary::{map_index_edge, map_index32};
     use crate::conv::elem::{ConvElem, dot, mask_tap, opaque, unroll};
@@ -643,19 +689,32 @@ mod kernels {
         /// `VEC`: 16-byte copies, else one element at a time).
         #[inline(always)]
         unsafe fn issue<const VEC: bool>(self, rows: Rows, y: i32, slot: usize) {
-            let bytes = (slot * STRIP_ROW * core::mem::size_of::<T>()) as u32;
             let row = rows.offset(y);
-            let off = row.unwrap_or(0);
+            // SAFETY: the caller's contract; the row's offset when it maps
+            // into the image.
+            unsafe { self.issue_at::<VEC>(row.unwrap_or(0), row.is_some(), slot) };
+        }
+
+        /// Starts copying the image row at element offset `off` into ring
+        /// slot `slot` (zeros when `valid` is false): [`RowCopy::issue`]
+        /// for a row already mapped.
+        ///
+        /// # Safety
+        /// As [`RowCopy::issue`]; when `valid`, `off` is the offset of a
+        /// row inside the image.
+        #[inline(always)]
+        unsafe fn issue_at<const VEC: bool>(self, off: usize, valid: bool, slot: usize) {
+            let bytes = (slot * STRIP_ROW * core::mem::size_of::<T>()) as u32;
             // SAFETY: the caller's contract; a source is read only when its
-            // row maps into the image and its chunk is inside.
+            // row is inside the image and its chunk is inside.
             unsafe {
-                T::copy4_async(self.own_dst + bytes, self.own_src.wrapping_add(off), row.is_some() && self.own_ok, VEC);
+                T::copy4_async(self.own_dst + bytes, self.own_src.wrapping_add(off), valid && self.own_ok, VEC);
                 if self.extra {
                     let step = self.extra_step * FAST_X as i32;
                     T::copy4_async(
                         (self.own_dst + bytes).wrapping_add_signed(step * core::mem::size_of::<T>() as i32),
                         self.own_src.wrapping_add(off).wrapping_offset(step as isize),
-                        row.is_some() && self.extra_ok,
+                        valid && self.extra_ok,
                         VEC,
                     );
                 }
@@ -761,6 +820,115 @@ mod kernels {
         }
     }
 
+    impl<T: ConvElem> StripStep<T> {
+        /// One pass of the blocked loop ([`strip_blocked`]): output rows
+        /// `p … p + STRIP_PASS − 1` of the strip from input rows `p … p +
+        /// STRIP_PASS + MH − 2` (ring slot `row mod STRIP_PASS_RING`).
+        /// Waits for this pass's rows, starts the copies of the next pass's
+        /// `STRIP_PASS` new rows into the slots the previous pass freed,
+        /// adds each input row `i` to every output row `r` it reaches (mask
+        /// row `i − r`), then stores the rows inside the image. Every
+        /// accumulator and tap index is a compile-time constant; the rows
+        /// are read in groups of `STRIP_PASS` consecutive slots (one ring
+        /// address per group, immediate offsets inside it). `interior`:
+        /// every row of the strip's window lies inside the image (the
+        /// copies take the row's offset directly, not through the mode's
+        /// map).
+        ///
+        /// # Safety
+        /// As [`strip`]; rows `p … p + STRIP_PASS + MH − 2` have been
+        /// copied (the last group committed), `p` a multiple of
+        /// `STRIP_PASS`; `interior` only when rows `y0 … y0 + STRIP_H + MH
+        /// − 2` lie inside the image.
+        #[inline(always)]
+        unsafe fn pass<const MW: usize, const MH: usize, const VEC: bool>(self, p: usize, interior: bool) {
+            const R: usize = STRIP_PASS;
+            // The ring holds a pass's rows and the next pass's; the unrolled
+            // lists below cover up to 8 rows per pass and 16 input rows.
+            const { assert!(STRIP_PASS_RING.is_multiple_of(R) && STRIP_PASS_AHEAD >= 1) };
+            const { assert!(R <= 8 && R + STRIP_MAX_MASK - 1 <= 16 && STRIP_H.is_multiple_of(R)) };
+            let s = (MW / 2).wrapping_neg() & (FAST_X - 1);
+            let chunks = strip_chunks(MW);
+            let steps = STRIP_H + MH - 1;
+            // This pass's rows have landed (this lane's copies, and after
+            // the barrier every lane's: all groups but the newest
+            // STRIP_PASS_AHEAD − 1); every lane has also finished the
+            // previous pass, whose first R rows' slots the next copies fill.
+            pipeline::wait_group::<{ STRIP_PASS_AHEAD as u32 - 1 }>();
+            // SAFETY: all lanes run the same loop.
+            unsafe { sync_warp() };
+            let first = (p + MH - 1 + STRIP_PASS_AHEAD * R) as u32;
+            if interior {
+                // Row y0 + first + k at its own offset: inside the image.
+                let mut off = (self.y0 as u32 + first) as usize * self.rows.pitch;
+                unroll!(k in [0, 1, 2, 3, 4, 5, 6, 7] below R => {
+                    if first + (k as u32) < steps as u32 {
+                        // SAFETY: the caller's contract: the row is inside.
+                        unsafe { self.copy.issue_at::<VEC>(off, true, (first as usize + k) % STRIP_PASS_RING) };
+                    }
+                    off += self.rows.pitch;
+                });
+            } else {
+                unroll!(k in [0, 1, 2, 3, 4, 5, 6, 7] below R => {
+                    let r = first as usize + k;
+                    if r < steps {
+                        // SAFETY: the caller's contract.
+                        unsafe { self.copy.issue::<VEC>(self.rows, self.y0 + r as i32, r % STRIP_PASS_RING) };
+                    }
+                });
+            }
+            pipeline::commit_group();
+            let mut acc = [[T::ZERO; FAST_X]; R];
+            let quad = p / R;
+            unroll!(const I in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] below R + MH - 1 => {
+                // Row p + I: slot (p + I) mod STRIP_PASS_RING, in the group
+                // of R slots that starts at slot R · ((p / R + I / R) mod
+                // (STRIP_PASS_RING / R)).
+                let group = ((quad + I / R) % (STRIP_PASS_RING / R)) * R * STRIP_ROW;
+                // SAFETY: the group's first slot, inside the warp's ring.
+                let group = unsafe { Shared::<T>::from_addr(self.read.addr_of(group)) };
+                let mut cur = [[T::ZERO; FAST_X]; STRIP_CHUNKS];
+                unroll!(c in [0, 1, 2, 3] below chunks => {
+                    // SAFETY: chunk lane + c lies inside the slot; 16-byte
+                    // aligned (the ring is, and rows and chunks are
+                    // multiples of 16 bytes).
+                    cur[c] = unsafe { T::read4(group, (I % R) * STRIP_ROW + FAST_X * c) };
+                });
+                // Input row I adds mask row I − RR to output row RR.
+                unroll!(const RR in [0, 1, 2, 3, 4, 5, 6, 7] below R => {
+                    if I >= RR && I.wrapping_sub(RR) < MH {
+                        unroll!(const X in [0, 1, 2, 3, 4, 5, 6, 7, 8] below MW => {
+                            let m: T = mask_tap!(T, self.taps, (if I >= RR { I - RR } else { 0 }) * MW + X);
+                            unroll!(q in [0, 1, 2, 3] below FAST_X => {
+                                let e = s + X + q;
+                                acc[RR][q] = T::fma(cur[e / FAST_X][e % FAST_X], m, acc[RR][q]);
+                            });
+                        });
+                    }
+                });
+            });
+            if self.store {
+                unroll!(r in [0, 1, 2, 3, 4, 5, 6, 7] below R => {
+                    if ((p + r) as u32) < self.rows_out {
+                        // SAFETY: output row p + r of the strip lies inside
+                        // the image, and all four of the lane's columns do;
+                        // vector stores only when aligned.
+                        unsafe {
+                            let o = self.out.add((p + r) * self.rows.pitch);
+                            if VEC {
+                                T::store4(o, acc[r]);
+                            } else {
+                                for (q, &v) in acc[r].iter().enumerate() {
+                                    *o.add(q) = v;
+                                }
+                            }
+                        }
+                    }
+                });
+            }
+        }
+    }
+
     /// One strip of the register kernel: `FAST_X` columns × [`STRIP_H`]
     /// rows of outputs per lane for a centred `MW × MH` mask, by a sliding
     /// window of rows. The warp walks the strip's `STRIP_H + MH − 1` input
@@ -777,6 +945,10 @@ mod kernels {
     /// run a row per pass and shift the accumulators down a slot after
     /// each row (fewer registers). When output row `ir + 1 − MH` is
     /// complete it is stored and its accumulator cleared for a new row.
+    /// `f32` masks of 7 and 9 rows ([`strip_blocked`]) run the blocked
+    /// loop instead: [`STRIP_PASS`] output rows per pass from the input
+    /// rows they read ([`StripStep::pass`]), through a ring of
+    /// [`STRIP_PASS_RING`] rows whose copies run a pass ahead.
     /// Window column `e` of a lane is element `e % 4` of ring chunk
     /// `lane + e / 4`, counted from `x − 4` (`x − left − s` for every
     /// centred mask up to 7 × 7).
@@ -795,6 +967,44 @@ mod kernels {
     unsafe fn strip<T: ConvElem, const MW: usize, const MH: usize, const VEC: bool>(step: StripStep<T>) {
         const { assert!(MW / 2 + ((MW / 2).wrapping_neg() & (FAST_X - 1)) == FAST_X && MW <= STRIP_MAX_MASK) };
         let steps = STRIP_H + MH - 1;
+        if strip_blocked(MH, core::mem::size_of::<T>()) {
+            // The first pass's rows as one group, then the new rows of each
+            // of the next STRIP_PASS_AHEAD − 1 passes as one group each;
+            // each pass then waits for its rows and starts the rows of the
+            // pass STRIP_PASS_AHEAD after it. Strips whose window lies
+            // inside the image copy their rows without the mode's map.
+            let interior = step.y0 >= 0 && step.y0 + steps as i32 <= step.rows.height;
+            let mut r = 0;
+            for group in 0..STRIP_PASS_AHEAD {
+                let end = STRIP_PASS + MH - 1 + group * STRIP_PASS;
+                while r < end {
+                    if r < steps {
+                        if interior {
+                            // SAFETY: the caller's contract (slot r of the
+                            // ring); row y0 + r is inside the image.
+                            unsafe { step.copy.issue_at::<VEC>((step.y0 as usize + r) * step.rows.pitch, true, r) };
+                        } else {
+                            // SAFETY: the caller's contract (slot r).
+                            unsafe { step.copy.issue::<VEC>(step.rows, step.y0 + r as i32, r) };
+                        }
+                    }
+                    r += 1;
+                }
+                pipeline::commit_group();
+            }
+            let mut p = 0;
+            while p < STRIP_H {
+                // SAFETY: the caller's contract; rows p … p + STRIP_PASS +
+                // MH − 2 were copied by the prologue or the previous pass;
+                // interior as computed.
+                unsafe { step.pass::<MW, MH, VEC>(p, interior) };
+                p += STRIP_PASS;
+            }
+            pipeline::wait_group::<0>();
+            // SAFETY: all lanes run the same loop.
+            unsafe { sync_warp() };
+            return;
+        }
         let mut acc = [[T::ZERO; FAST_X]; STRIP_MAX_MASK];
         for r in 0..STRIP_RING - 1 {
             if r < steps {
@@ -867,7 +1077,8 @@ mod kernels {
         let rows = Rows { pitch: img.pitch, height: height as i32, mode: img.mode };
         // SAFETY: the launch gives each warp STRIP_RING · STRIP_ROW
         // elements of dynamic shared memory.
-        let ring = unsafe { Shared::<T>::from_addr(dynamic::<T>().addr_of(warp * STRIP_RING * STRIP_ROW)) };
+        let ring_rows = strip_ring(MH, core::mem::size_of::<T>());
+        let ring = unsafe { Shared::<T>::from_addr(dynamic::<T>().addr_of(warp * ring_rows * STRIP_ROW)) };
         let (tiles_x, tiles_y) = (width.div_ceil(tw), height.div_ceil(th));
         let mut tyi = block_idx_y();
         while tyi < tiles_y {
@@ -1284,6 +1495,9 @@ mod kernels {
 
     macro_rules! strip_kernel {
         ($name:ident, $t:ty, $m:literal) => {
+            strip_kernel!($name, $t, $m, FIXED_MASK_TAPS * core::mem::size_of::<$t>());
+        };
+        ($name:ident, $t:ty, $m:literal, $bytes:expr) => {
             /// The register form of the fast kernel for a centred
             /// `N × N` mask (see the module documentation): same
             /// parameters as the other constant-mask 2D kernels; `mw`,
@@ -1308,7 +1522,7 @@ mod kernels {
                 _left_x: u32,
                 _left_y: u32,
                 mode: u32,
-                _taps: ParamBytes<{ FIXED_MASK_TAPS * core::mem::size_of::<$t>() }>,
+                _taps: ParamBytes<{ $bytes }>,
             ) {
                 let img = Image { p: input, width, height, pitch, mode };
                 crate::param_symbol!(Sym = $name, 11);
@@ -1322,6 +1536,7 @@ mod kernels {
     strip_kernel!(conv2d_strip3_f32, f32, 3);
     strip_kernel!(conv2d_strip5_f32, f32, 5);
     strip_kernel!(conv2d_strip7_f32, f32, 7);
+    strip_kernel!(conv2d_strip9_f32, f32, 9, PARAM_MASK_BYTES);
     strip_kernel!(conv2d_strip3_f64, f64, 3);
     strip_kernel!(conv2d_strip5_f64, f64, 5);
     strip_kernel!(conv2d_strip7_f64, f64, 7);
@@ -1348,4 +1563,50 @@ mod kernels {
     conv2d_kernel!(conv2d_fast_gm_f64, f64, fast_tile, global);
     conv2d_kernel!(conv2d_rows_f64, f64, rows, global);
     conv2d_kernel!(conv2d_cols_f64, f64, cols, global);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_register_form_covers_centred_masks_up_to_9x9_in_f32() {
+        for n in [3, 5, 7] {
+            for elem in [4, 8] {
+                assert!(fast_in_registers((n, n), (n / 2, n / 2), elem));
+            }
+        }
+        assert!(fast_in_registers((9, 9), (4, 4), 4));
+        assert!(!fast_in_registers((9, 9), (4, 4), 8));
+        assert!(!fast_in_registers((9, 9), (3, 4), 4));
+        assert!(!fast_in_registers((11, 11), (5, 5), 4));
+        assert!(!fast_in_registers((9, 7), (4, 3), 4));
+        // Every centred mask's window starts 4 columns left of the lane's
+        // (the ring's one chunk either side) and spans at most 4 chunks.
+        for n in [3usize, 5, 7, 9] {
+            assert_eq!(n / 2 + ((n / 2).wrapping_neg() & (FAST_X - 1)), FAST_X);
+            assert!(strip_chunks(n) <= STRIP_CHUNKS);
+        }
+        assert!(STRIP_MAX_MASK == 9);
+    }
+
+    #[test]
+    fn the_blocked_loop_ring_holds_a_pass_and_the_rows_in_flight() {
+        assert_eq!((strip_blocked(7, 4), strip_blocked(9, 4)), (true, true));
+        assert_eq!((strip_blocked(5, 4), strip_blocked(7, 8), strip_blocked(3, 4)), (false, false, false));
+        // A pass reads STRIP_PASS + mh − 1 rows while the next
+        // STRIP_PASS_AHEAD passes' rows are in flight; every slot index
+        // stays within whole groups of STRIP_PASS slots.
+        for mh in [7, 9] {
+            assert!(STRIP_PASS + mh - 1 + STRIP_PASS_AHEAD * STRIP_PASS <= strip_ring(mh, 4));
+        }
+        assert!(STRIP_PASS_RING.is_multiple_of(STRIP_PASS) && STRIP_H.is_multiple_of(STRIP_PASS));
+        assert_eq!((strip_ring(5, 4), strip_ring(7, 8), strip_ring(9, 4)), (STRIP_RING, STRIP_RING, STRIP_PASS_RING));
+        assert_eq!((strip_block_warps(9, 4), strip_block_warps(7, 4), strip_block_warps(5, 4)), (4, 8, 8));
+        assert_eq!(strip_shared_elems(32, 4, STRIP_PASS_RING), 4 * STRIP_PASS_RING * STRIP_ROW);
+        // The launch bounds name the blocks of the block shape above.
+        let bounds = |k: &str| crate::conv::LAUNCH_BOUNDS.iter().find(|b| b.0 == k).map(|b| (b.1, b.2));
+        assert_eq!(bounds("conv2d_strip9_f32"), Some((32 * strip_block_warps(9, 4) as u32, 5)));
+        assert_eq!(bounds("conv2d_strip7_f32"), Some((32 * strip_block_warps(7, 4) as u32, 2)));
+    }
 }
