@@ -47,7 +47,8 @@
 //! and newer; `conv::tensor2d` in the device crate): the data as the `A`
 //! operand of `mma.sync`, banded Toeplitz blocks of the mask rows as `B`,
 //! at the convolution's [`Precision`] ([`Conv2d::with_precision`]).
-//! `Auto` takes it from 9 × 9 ([`tensor2d_auto`]); where it cannot run,
+//! `Auto` takes it from 9 × 9, 9 × 9 itself aside ([`tensor2d_auto`]);
+//! where it cannot run,
 //! [`Conv2d::tensor_support`] says why.
 
 use std::sync::{Arc, Mutex};

@@ -7,7 +7,7 @@
 //! | `conv2d_const_*` | its `taps` parameter (constant bank 0, row-major `mh × mw`) | global memory, `mw · mh` loads per output |
 //! | `conv2d_tiled_*` | its `taps` parameter | a shared tile of `(blockDim.y + mh − 1) × (blockDim.x + mw − 1)` cells (the block's outputs plus the halo, ghost cells per mode), one barrier, one output per thread |
 //! | `conv2d_fast_*` | its `taps` parameter | a shared tile of [`FAST_Y`]` · blockDim.y` × [`FAST_X`]` · blockDim.x` outputs plus halo; each thread computes a [`FAST_Y`] × [`FAST_X`] block of outputs from registers, reading the tile four elements at a time |
-//! | `conv2d_strip3_*`, `conv2d_strip5_*`, `conv2d_strip7_*` | its `taps` parameter, as constant-bank operands | the fast kernel's register form for centred 3 × 3, 5 × 5 and 7 × 7 masks ([`fast_in_registers`]): no shared tile and no block barrier; each thread slides down a `FAST_X × STRIP_H` strip, one input row at a time, from its warp's ring of rows in shared memory (asynchronous copies, [`STRIP_RING`]` − 1` rows in flight), the mask fully unrolled |
+//! | `conv2d_strip3_*`, `conv2d_strip5_*`, `conv2d_strip7_*`, `conv2d_strip9_f32` | its `taps` parameter, as constant-bank or uniform-register operands | the fast kernel's register form for centred 3 × 3, 5 × 5 and 7 × 7 masks, and 9 × 9 in `f32` ([`fast_in_registers`]): no shared tile and no block barrier; each thread computes a `FAST_X × STRIP_H` strip from its warp's ring of rows in shared memory (asynchronous copies), the mask fully unrolled: one input row at a time ([`STRIP_RING`]` − 1` rows in flight), or for `f32` 7 × 7 and 9 × 9 [`STRIP_PASS`] output rows per pass ([`strip_blocked`]) |
 //! | `conv2d_rows_*` | global memory | as `conv2d_fast`, with a `1 × mw` mask (separable row pass) |
 //! | `conv2d_cols_*` | global memory | as `conv2d_fast`, with an `mh × 1` mask (separable column pass): threads run along x, so every load is coalesced |
 //! | `conv2d_sep_*` | global memory, copied to shared memory | the fused separable convolution: per [`SEP_TX`] × [`SEP_TY`] tile, the input tile with its halo in shared memory, the row pass into a shared intermediate, the column pass from it (no intermediate image); takes `mask_x` and `mask_y` in place of `mask` |
@@ -843,10 +843,10 @@ mod kernels {
         #[inline(always)]
         unsafe fn pass<const MW: usize, const MH: usize, const VEC: bool>(self, p: usize, interior: bool) {
             const R: usize = STRIP_PASS;
-            // The ring holds a pass's rows and the next pass's; the unrolled
-            // lists below cover up to 8 rows per pass and 16 input rows.
+            // The ring holds a pass's rows and the rows in flight; the
+            // unrolled lists below cover 4 rows per pass and 12 input rows.
             const { assert!(STRIP_PASS_RING.is_multiple_of(R) && STRIP_PASS_AHEAD >= 1) };
-            const { assert!(R <= 8 && R + STRIP_MAX_MASK - 1 <= 16 && STRIP_H.is_multiple_of(R)) };
+            const { assert!(R == 4 && R + STRIP_MAX_MASK - 1 <= 12 && STRIP_H.is_multiple_of(R)) };
             let s = (MW / 2).wrapping_neg() & (FAST_X - 1);
             let chunks = strip_chunks(MW);
             let steps = STRIP_H + MH - 1;
@@ -861,15 +861,17 @@ mod kernels {
             if interior {
                 // Row y0 + first + k at its own offset: inside the image.
                 let mut off = (self.y0 as u32 + first) as usize * self.rows.pitch;
-                unroll!(k in [0, 1, 2, 3, 4, 5, 6, 7] below R => {
+                unroll!(k in [0, 1, 2, 3] below R => {
+                    if k > 0 {
+                        off += self.rows.pitch;
+                    }
                     if first + (k as u32) < steps as u32 {
                         // SAFETY: the caller's contract: the row is inside.
                         unsafe { self.copy.issue_at::<VEC>(off, true, (first as usize + k) % STRIP_PASS_RING) };
                     }
-                    off += self.rows.pitch;
                 });
             } else {
-                unroll!(k in [0, 1, 2, 3, 4, 5, 6, 7] below R => {
+                unroll!(k in [0, 1, 2, 3] below R => {
                     let r = first as usize + k;
                     if r < steps {
                         // SAFETY: the caller's contract.
@@ -880,7 +882,7 @@ mod kernels {
             pipeline::commit_group();
             let mut acc = [[T::ZERO; FAST_X]; R];
             let quad = p / R;
-            unroll!(const I in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] below R + MH - 1 => {
+            unroll!(const I in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] below R + MH - 1 => {
                 // Row p + I: slot (p + I) mod STRIP_PASS_RING, in the group
                 // of R slots that starts at slot R · ((p / R + I / R) mod
                 // (STRIP_PASS_RING / R)).
@@ -895,10 +897,11 @@ mod kernels {
                     cur[c] = unsafe { T::read4(group, (I % R) * STRIP_ROW + FAST_X * c) };
                 });
                 // Input row I adds mask row I − RR to output row RR.
-                unroll!(const RR in [0, 1, 2, 3, 4, 5, 6, 7] below R => {
-                    if I >= RR && I.wrapping_sub(RR) < MH {
+                unroll!(const RR in [0, 1, 2, 3] below R => {
+                    // (I − RR wraps past MH when RR > I.)
+                    if I.wrapping_sub(RR) < MH {
                         unroll!(const X in [0, 1, 2, 3, 4, 5, 6, 7, 8] below MW => {
-                            let m: T = mask_tap!(T, self.taps, (if I >= RR { I - RR } else { 0 }) * MW + X);
+                            let m: T = mask_tap!(T, self.taps, I.saturating_sub(RR) * MW + X);
                             unroll!(q in [0, 1, 2, 3] below FAST_X => {
                                 let e = s + X + q;
                                 acc[RR][q] = T::fma(cur[e / FAST_X][e % FAST_X], m, acc[RR][q]);
@@ -908,7 +911,7 @@ mod kernels {
                 });
             });
             if self.store {
-                unroll!(r in [0, 1, 2, 3, 4, 5, 6, 7] below R => {
+                unroll!(r in [0, 1, 2, 3] below R => {
                     if ((p + r) as u32) < self.rows_out {
                         // SAFETY: output row p + r of the strip lies inside
                         // the image, and all four of the lane's columns do;
@@ -951,7 +954,7 @@ mod kernels {
     /// [`STRIP_PASS_RING`] rows whose copies run a pass ahead.
     /// Window column `e` of a lane is element `e % 4` of ring chunk
     /// `lane + e / 4`, counted from `x − 4` (`x − left − s` for every
-    /// centred mask up to 7 × 7).
+    /// centred mask up to 9 × 9).
     ///
     /// Every lane runs the copies and barriers; only lanes with
     /// `step.store` (their window columns inside the image) store, and only
@@ -1075,9 +1078,9 @@ mod kernels {
         let lane = lane_id();
         let warp = ((ty * bdx + tx) / WARP_SIZE) as usize;
         let rows = Rows { pitch: img.pitch, height: height as i32, mode: img.mode };
-        // SAFETY: the launch gives each warp STRIP_RING · STRIP_ROW
-        // elements of dynamic shared memory.
         let ring_rows = strip_ring(MH, core::mem::size_of::<T>());
+        // SAFETY: the launch gives each warp ring_rows · STRIP_ROW elements
+        // of dynamic shared memory (strip_shared_elems).
         let ring = unsafe { Shared::<T>::from_addr(dynamic::<T>().addr_of(warp * ring_rows * STRIP_ROW)) };
         let (tiles_x, tiles_y) = (width.div_ceil(tw), height.div_ceil(th));
         let mut tyi = block_idx_y();
@@ -1587,7 +1590,7 @@ mod tests {
             assert_eq!(n / 2 + ((n / 2).wrapping_neg() & (FAST_X - 1)), FAST_X);
             assert!(strip_chunks(n) <= STRIP_CHUNKS);
         }
-        assert!(STRIP_MAX_MASK == 9);
+        assert_eq!(STRIP_MAX_MASK, 9);
     }
 
     #[test]
