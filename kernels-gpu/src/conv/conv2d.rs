@@ -783,14 +783,8 @@ mod kernels {
                 unsafe { self.copy.issue::<VEC>(self.rows, self.y0 + next as i32, next % STRIP_RING) };
             }
             pipeline::commit_group();
-            let slot = (ir % STRIP_RING) * STRIP_ROW;
-            let mut cur = [[T::ZERO; FAST_X]; STRIP_CHUNKS];
-            unroll!(c in [0, 1, 2, 3] below chunks => {
-                // SAFETY: chunk lane + c lies inside the slot; 16-byte
-                // aligned (the ring is, and rows and chunks are multiples of
-                // 16 bytes).
-                cur[c] = unsafe { T::read4(self.read, slot + FAST_X * c) };
-            });
+            // SAFETY: slot ir mod STRIP_RING of the ring.
+            let cur = unsafe { Self::read_row(self.read, (ir % STRIP_RING) * STRIP_ROW, chunks) };
             // Mask row J adds to output row ir − J.
             unroll!(const J in [0, 1, 2, 3, 4, 5, 6] below MH => {
                 unroll!(const I in [0, 1, 2, 3, 4, 5, 6] below MW => {
@@ -806,21 +800,48 @@ mod kernels {
                 // SAFETY: output row ir + 1 − MH of the strip lies inside the
                 // image, and all four of the lane's columns do; vector
                 // stores only when aligned.
-                unsafe {
-                    let p = self.out.add((ir + 1 - MH) * self.rows.pitch);
-                    if VEC {
-                        T::store4(p, acc[done]);
-                    } else {
-                        for (q, &v) in acc[done].iter().enumerate() {
-                            *p.add(q) = v;
-                        }
-                    }
-                }
+                unsafe { Self::store_row::<VEC>(self.out.add((ir + 1 - MH) * self.rows.pitch), acc[done]) };
             }
         }
     }
 
     impl<T: ConvElem> StripStep<T> {
+        /// The `chunks` 4-wide chunks of this lane's window in the ring row
+        /// at element `slot` of `read` (the lane's chunk 0 of a slot).
+        ///
+        /// # Safety
+        /// `slot` is the start of a ring slot; chunk lane + `chunks` − 1
+        /// lies inside it (16-byte aligned: the ring is, and rows and chunks
+        /// are multiples of 16 bytes).
+        #[inline(always)]
+        unsafe fn read_row(read: Shared<T>, slot: usize, chunks: usize) -> [[T; FAST_X]; STRIP_CHUNKS] {
+            let mut cur = [[T::ZERO; FAST_X]; STRIP_CHUNKS];
+            unroll!(c in [0, 1, 2, 3] below chunks => {
+                // SAFETY: the caller's contract.
+                cur[c] = unsafe { T::read4(read, slot + FAST_X * c) };
+            });
+            cur
+        }
+
+        /// Stores a lane's four outputs of one row at `o`: one 16-byte store
+        /// when `VEC`, else element by element.
+        ///
+        /// # Safety
+        /// `o` is valid for four elements (16-byte aligned when `VEC`).
+        #[inline(always)]
+        unsafe fn store_row<const VEC: bool>(o: *mut T, v: [T; FAST_X]) {
+            // SAFETY: the caller's contract.
+            unsafe {
+                if VEC {
+                    T::store4(o, v);
+                } else {
+                    for (q, &x) in v.iter().enumerate() {
+                        *o.add(q) = x;
+                    }
+                }
+            }
+        }
+
         /// One pass of the blocked loop ([`strip_blocked`]): output rows
         /// `p … p + STRIP_PASS − 1` of the strip from input rows `p … p +
         /// STRIP_PASS + MH − 2` (ring slot `row mod STRIP_PASS_RING`).
@@ -889,13 +910,8 @@ mod kernels {
                 let group = ((quad + I / R) % (STRIP_PASS_RING / R)) * R * STRIP_ROW;
                 // SAFETY: the group's first slot, inside the warp's ring.
                 let group = unsafe { Shared::<T>::from_addr(self.read.addr_of(group)) };
-                let mut cur = [[T::ZERO; FAST_X]; STRIP_CHUNKS];
-                unroll!(c in [0, 1, 2, 3] below chunks => {
-                    // SAFETY: chunk lane + c lies inside the slot; 16-byte
-                    // aligned (the ring is, and rows and chunks are
-                    // multiples of 16 bytes).
-                    cur[c] = unsafe { T::read4(group, (I % R) * STRIP_ROW + FAST_X * c) };
-                });
+                // SAFETY: slot I mod R of the group, inside the ring.
+                let cur = unsafe { Self::read_row(group, (I % R) * STRIP_ROW, chunks) };
                 // Input row I adds mask row I − RR to output row RR.
                 unroll!(const RR in [0, 1, 2, 3] below R => {
                     // (I − RR wraps past MH when RR > I.)
@@ -916,16 +932,7 @@ mod kernels {
                         // SAFETY: output row p + r of the strip lies inside
                         // the image, and all four of the lane's columns do;
                         // vector stores only when aligned.
-                        unsafe {
-                            let o = self.out.add((p + r) * self.rows.pitch);
-                            if VEC {
-                                T::store4(o, acc[r]);
-                            } else {
-                                for (q, &v) in acc[r].iter().enumerate() {
-                                    *o.add(q) = v;
-                                }
-                            }
-                        }
+                        unsafe { Self::store_row::<VEC>(self.out.add((p + r) * self.rows.pitch), acc[r]) };
                     }
                 });
             }
