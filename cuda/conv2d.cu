@@ -358,6 +358,25 @@ struct RowCopy {
     }
 };
 
+// The CHUNKS 4-wide chunks of a lane's window in the ring row at element
+// `slot` (StripStep::read_row): `read` is the lane's chunk 0 of slot 0.
+template <int CHUNKS>
+__device__ __forceinline__ void read_row(unsigned read, unsigned slot, float (&cur)[STRIP_CHUNKS][FAST_X]) {
+#pragma unroll
+    for (int c = 0; c < STRIP_CHUNKS; c++) {
+        if (c < CHUNKS) {
+            float4 t;
+            asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];"
+                         : "=f"(t.x), "=f"(t.y), "=f"(t.z), "=f"(t.w)
+                         : "r"(read + 4 * (slot + FAST_X * c)));
+            cur[c][0] = t.x;
+            cur[c][1] = t.y;
+            cur[c][2] = t.z;
+            cur[c][3] = t.w;
+        }
+    }
+}
+
 // One input row of a strip (StripStep::run): waits for row ir, starts
 // the copy of row ir + STRIP_RING - 1, adds mask row j to accumulator
 // ACC(j), stores accumulator `done` as output row ir + 1 - MH when
@@ -375,21 +394,8 @@ __device__ __forceinline__ void strip_step(const float* taps, const RowCopy& cop
     int next = ir + STRIP_RING - 1;
     if (next < steps) copy.issue<VEC>(rows, y0 + next, next % STRIP_RING);
     commit_group();
-    unsigned slot = (ir % STRIP_RING) * STRIP_ROW;
     float cur[STRIP_CHUNKS][FAST_X];
-#pragma unroll
-    for (int c = 0; c < STRIP_CHUNKS; c++) {
-        if (c < chunks) {
-            float4 t;
-            asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];"
-                         : "=f"(t.x), "=f"(t.y), "=f"(t.z), "=f"(t.w)
-                         : "r"(read + 4 * (slot + FAST_X * c)));
-            cur[c][0] = t.x;
-            cur[c][1] = t.y;
-            cur[c][2] = t.z;
-            cur[c][3] = t.w;
-        }
-    }
+    read_row<chunks>(read, (ir % STRIP_RING) * STRIP_ROW, cur);
 #pragma unroll
     for (int j = 0; j < MH; j++)
 #pragma unroll
@@ -456,21 +462,8 @@ __device__ __forceinline__ void strip_blocked_pass(const float* taps, const RowC
 #pragma unroll
     for (int i = 0; i < R + MH - 1; i++) {
         unsigned group = ((quad + i / R) % (STRIP_PASS_RING / R)) * R * STRIP_ROW;
-        unsigned slot = group + (i % R) * STRIP_ROW;
         float cur[STRIP_CHUNKS][FAST_X];
-#pragma unroll
-        for (int c = 0; c < STRIP_CHUNKS; c++) {
-            if (c < chunks) {
-                float4 t;
-                asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];"
-                             : "=f"(t.x), "=f"(t.y), "=f"(t.z), "=f"(t.w)
-                             : "r"(read + 4 * (slot + FAST_X * c)));
-                cur[c][0] = t.x;
-                cur[c][1] = t.y;
-                cur[c][2] = t.z;
-                cur[c][3] = t.w;
-            }
-        }
+        read_row<chunks>(read, group + (i % R) * STRIP_ROW, cur);
 #pragma unroll
         for (int rr = 0; rr < R; rr++) {
             const int j = i - rr;
@@ -521,6 +514,42 @@ __device__ __forceinline__ void strip_pass(const float* taps, const RowCopy& cop
     }
 }
 
+// The sliding form of `strip` (one input row at a time): masks of up to
+// 5 rows rotate their accumulators by name, taller ones shift them.
+template <int MW, int MH, bool VEC>
+__device__ __forceinline__ void strip_sliding(const float* taps, RowCopy copy, StripRows rows, unsigned read, int y0,
+                                              float* out, unsigned rows_out, bool store) {
+    constexpr int steps = STRIP_H + MH - 1;
+    float acc[MH][FAST_X];
+#pragma unroll
+    for (int k = 0; k < MH; k++)
+#pragma unroll
+        for (int q = 0; q < FAST_X; q++) acc[k][q] = 0.0f;
+#pragma unroll
+    for (int r = 0; r < STRIP_RING - 1; r++) {
+        if (r < steps) copy.issue<VEC>(rows, y0 + r, r);
+        commit_group();
+    }
+    if constexpr (MH * sizeof(float) <= 24) {
+#pragma unroll 1
+        for (int base = 0; base < steps; base += MH)
+            strip_pass<MW, MH, VEC, 0>(taps, copy, rows, read, y0, out, rows_out, store, acc, base);
+    } else {
+#pragma unroll 1
+        for (int ir = 0; ir < steps; ir++) {
+            strip_step<MW, MH, VEC, false, 0>(taps, copy, rows, read, y0, out, rows_out, store, acc, ir, 0);
+#pragma unroll
+            for (int k = 0; k + 1 < MH; k++)
+#pragma unroll
+                for (int q = 0; q < FAST_X; q++) acc[k][q] = acc[k + 1][q];
+#pragma unroll
+            for (int q = 0; q < FAST_X; q++) acc[MH - 1][q] = 0.0f;
+        }
+    }
+    wait_group<0>();
+    __syncwarp();
+}
+
 // One strip (FAST_X columns x STRIP_H rows per lane) from the warp's ring
 // of rows: the strip kernel of kernels-gpu/src/conv/conv2d.rs (`strip`).
 // Every lane copies and waits; lanes with `store` store. Masks of up to
@@ -555,36 +584,9 @@ __device__ __forceinline__ void strip(const float* taps, RowCopy copy, StripRows
             strip_blocked_pass<MW, MH, VEC>(taps, copy, rows, read, y0, out, rows_out, store, p, interior);
         wait_group<0>();
         __syncwarp();
-        return;
-    }
-    float acc[MH][FAST_X];
-#pragma unroll
-    for (int k = 0; k < MH; k++)
-#pragma unroll
-        for (int q = 0; q < FAST_X; q++) acc[k][q] = 0.0f;
-#pragma unroll
-    for (int r = 0; r < STRIP_RING - 1; r++) {
-        if (r < steps) copy.issue<VEC>(rows, y0 + r, r);
-        commit_group();
-    }
-    if constexpr (MH * sizeof(float) <= 24) {
-#pragma unroll 1
-        for (int base = 0; base < steps; base += MH)
-            strip_pass<MW, MH, VEC, 0>(taps, copy, rows, read, y0, out, rows_out, store, acc, base);
     } else {
-#pragma unroll 1
-        for (int ir = 0; ir < steps; ir++) {
-            strip_step<MW, MH, VEC, false, 0>(taps, copy, rows, read, y0, out, rows_out, store, acc, ir, 0);
-#pragma unroll
-            for (int k = 0; k + 1 < MH; k++)
-#pragma unroll
-                for (int q = 0; q < FAST_X; q++) acc[k][q] = acc[k + 1][q];
-#pragma unroll
-            for (int q = 0; q < FAST_X; q++) acc[MH - 1][q] = 0.0f;
-        }
+        strip_sliding<MW, MH, VEC>(taps, copy, rows, read, y0, out, rows_out, store);
     }
-    wait_group<0>();
-    __syncwarp();
 }
 
 // The edge strips (edge_strips): for each lane set in `edges`, the whole
