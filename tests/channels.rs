@@ -13,7 +13,7 @@
 mod common;
 
 use coalesce::conv::batch::Sample;
-use coalesce::conv::channels::{Filter2d, Image};
+use coalesce::conv::channels::{ChanPlan, Filter2d, Image};
 use coalesce::conv::reference_batch::{filter2d, sample_matches};
 use coalesce::conv::{Boundary, ConvElem, ConvOp};
 use coalesce::half::{bf16, f16};
@@ -36,7 +36,29 @@ struct Case {
     separable: bool,
 }
 
-fn run_case<S: Sample>(gpu: &Gpu, rng: &mut StdRng, seed: u64, case: Case) {
+/// A centred `k × k` general mask over `img`: one mask, correlation,
+/// reflect mode, `cval` 0.
+fn centred(img: Image, k: usize) -> Case {
+    Case {
+        img,
+        mw: k,
+        mh: k,
+        per_channel: false,
+        op: ConvOp::Correlate,
+        mode: Boundary::Reflect,
+        cval: 0.0,
+        origin: (0, 0),
+        separable: false,
+    }
+}
+
+fn run_case<S: Sample>(gpu: &Gpu, rng: &mut StdRng, seed: u64, case: Case) -> ChanPlan {
+    run_case_with::<S>(gpu, rng, seed, case, true)
+}
+
+/// [`run_case`] with the separable kernels allowed (`true`) or not (see
+/// `Filter2d::with_separable`); returns the plan that ran.
+fn run_case_with<S: Sample>(gpu: &Gpu, rng: &mut StdRng, seed: u64, case: Case, allow: bool) -> ChanPlan {
     let Case { img, mw, mh, per_channel, op, mode, cval, origin, separable } = case;
     let what = format!("{} {case:?} (seed {seed})", S::NAME);
     let count = if per_channel { img.channels } else { 1 };
@@ -66,6 +88,7 @@ fn run_case<S: Sample>(gpu: &Gpu, rng: &mut StdRng, seed: u64, case: Case) {
         Filter2d::<S>::new(gpu, &masks, mw, mh, op, mode)
     }
     .and_then(|f| f.with_cval(cval).with_origin(origin.0, origin.1))
+    .map(|f| f.with_separable(allow))
     .unwrap_or_else(|e| panic!("{what}: {e}"));
     let row = img.width * img.channels;
     let in_len = (img.height - 1) * img.in_pitch + row;
@@ -78,7 +101,7 @@ fn run_case<S: Sample>(gpu: &Gpu, rng: &mut StdRng, seed: u64, case: Case) {
         .run(&d_in.as_view(), &mut d_out.view_mut(0..out_len).unwrap(), img)
         .unwrap_or_else(|e| panic!("{what}: {e}"));
     let factored = separable && S::NAME != "f64" && mw >= 2 && mh >= 2;
-    assert_eq!(plan.separable(), factored, "{what}: {} ran", plan.kernel);
+    assert_eq!(plan.separable(), factored && allow, "{what}: {} ran", plan.kernel);
     assert_eq!(filter.factors().is_some(), factored, "{what}");
     let got = d_out.to_vec().unwrap();
     let values: Vec<f64> = input.iter().map(|v| v.to_f64()).collect();
@@ -112,6 +135,7 @@ fn run_case<S: Sample>(gpu: &Gpu, rng: &mut StdRng, seed: u64, case: Case) {
             "{what}: element {k} outside the image was written"
         );
     }
+    plan
 }
 
 fn spread<S: Sample>(gpu: &Gpu) {
@@ -415,18 +439,7 @@ fn u16_channels_modes_masks_and_layouts() {
 fn rgb_box_and_threads() {
     let gpu = gpu_or_skip!();
     let (mut rng, seed) = common::rng();
-    let case = Case {
-        img: Image::new(517, 301, 3).unwrap(),
-        mw: 5,
-        mh: 5,
-        per_channel: false,
-        op: ConvOp::Correlate,
-        mode: Boundary::Reflect,
-        cval: 0.0,
-        origin: (0, 0),
-        separable: false,
-    };
-    run_case::<u8>(&gpu, &mut rng, seed, case);
+    run_case::<u8>(&gpu, &mut rng, seed, centred(Image::new(517, 301, 3).unwrap(), 5));
     std::thread::scope(|s| {
         for t in 0..4usize {
             let gpu = gpu.clone();
@@ -450,11 +463,91 @@ fn rgb_box_and_threads() {
                         1 => run_case::<f32>(&g, &mut rng, seed, case),
                         2 => run_case::<u16>(&g, &mut rng, seed, case),
                         _ => run_case::<f64>(&g, &mut rng, seed, case),
-                    }
+                    };
                 }
             });
         }
     });
+}
+
+/// Gray `f32` and `f64` images on `Conv2d`'s and `Separable`'s kernels:
+/// centred masks of 3 to 9 (the register kernels, 9 only in `f32`),
+/// off-centre, even and wide masks, masks that factor with the separable
+/// kernels allowed (the streamed kernel where the rows are 16-byte
+/// aligned, else `conv2d_sepc1_f32`) and not (the general `Conv2d`
+/// kernels); every mode with `cval` 0, one pixel to several tiles, dense
+/// and pitched, aligned and not. Constant mode with `cval ≠ 0` and
+/// different pitches in and out keep the channel kernels.
+fn gray_on<S: Sample>(gpu: &Gpu) {
+    let (mut rng, seed) = common::rng();
+    let sm80 = gpu.info().cc_major >= 8;
+    let images = [
+        Image::new(1, 1, 1).unwrap(),
+        Image::new(37, 5, 1).unwrap(),
+        Image::new(301, 77, 1).unwrap(),
+        Image::new(256, 64, 1).unwrap(),
+        Image::new(600, 100, 1).unwrap().with_pitches(608, 608),
+        Image::new(257, 131, 1).unwrap().with_pitches(259, 259),
+    ];
+    let masks = [(3, 3, (0, 0)), (5, 5, (0, 0)), (7, 7, (0, 0)), (9, 9, (0, 0)), (5, 5, (-2, 2)), (4, 2, (0, 0))];
+    let mut k = 0usize;
+    for img in images {
+        for &(mw, mh, origin) in masks.iter().chain(&[(11, 11, (0, 0))]) {
+            for (separable, allow) in [(false, true), (true, true), (true, false)] {
+                k += 1;
+                let mode = Boundary::ALL[k % 5];
+                let case = Case {
+                    img,
+                    mw,
+                    mh,
+                    per_channel: k.is_multiple_of(2),
+                    op: ConvOp::ALL[(k / 3) % 2],
+                    mode,
+                    cval: 0.0,
+                    origin,
+                    separable,
+                };
+                let plan = run_case_with::<S>(gpu, &mut rng, seed, case, allow);
+                let what = format!("{} {case:?} allow {allow}: {} ran", S::NAME, plan.kernel);
+                let factored = separable && allow && S::NAME == "f32";
+                let streamed = factored && sm80 && img.in_pitch.is_multiple_of(4);
+                if factored && !streamed {
+                    assert_eq!((plan.kernel, plan.conv2d), ("conv2d_sepc1_f32", None), "{what}");
+                    continue;
+                }
+                let conv2d = plan.conv2d.unwrap_or_else(|| panic!("{what}"));
+                assert_eq!((conv2d.kernel, conv2d.grid.0), (plan.kernel, plan.grid), "{what}");
+                if streamed {
+                    assert!(plan.kernel.starts_with("conv2d_seps_f32_h") && plan.separable(), "{what}");
+                    continue;
+                }
+                assert!(!plan.separable() && !plan.kernel.contains("_chan") && !plan.kernel.contains("_sep"), "{what}");
+                let centred = origin == (0, 0) && mw == mh && mw % 2 == 1 && (mw < 9 || mw == 9 && S::NAME == "f32");
+                if centred {
+                    assert_eq!(plan.kernel, format!("conv2d_strip{mw}_{}", S::NAME), "{what}");
+                }
+            }
+        }
+        // cval ≠ 0 in constant mode, and different pitches, keep the
+        // channel kernels.
+        let base = Case { mode: Boundary::Zero, cval: 1.5, ..centred(img, 3) };
+        let pitched = img.with_pitches(img.in_pitch + 1, img.out_pitch + 3);
+        for case in [base, Case { img: pitched, cval: 0.0, ..base }] {
+            let plan = run_case::<S>(gpu, &mut rng, seed, case);
+            assert!(plan.conv2d.is_none() && plan.kernel.contains("_chan1_"), "{case:?}: {} ran", plan.kernel);
+        }
+    }
+}
+
+#[test]
+fn gray_images_run_the_conv2d_kernels() {
+    let gpu = gpu_or_skip!();
+    gray_on::<f32>(&gpu);
+    gray_on::<f64>(&gpu);
+    // Not a gray type that accumulates in itself: the channel kernels.
+    let (mut rng, seed) = common::rng();
+    let case = centred(Image::new(64, 32, 1).unwrap(), 5);
+    assert!(run_case::<f16>(&gpu, &mut rng, seed, case).conv2d.is_none());
 }
 
 /// Bad input gets a typed error naming the rule.

@@ -321,6 +321,23 @@ impl<T: DeviceCopy> DeviceView<'_, T> {
     }
 }
 
+impl<'a, T: DeviceCopy + 'static> DeviceView<'a, T> {
+    /// This view as a view of `U`, when `U` is `T` (generic code that
+    /// hands its data to a path of one concrete type).
+    pub(crate) fn as_same<U: DeviceCopy + 'static>(&self) -> Option<DeviceView<'a, U>> {
+        (std::any::TypeId::of::<T>() == std::any::TypeId::of::<U>())
+            .then_some(DeviceView { raw: self.raw, _m: PhantomData })
+    }
+}
+
+impl<T: DeviceCopy + 'static> DeviceViewMut<'_, T> {
+    /// This view, reborrowed as a view of `U`, when `U` is `T`.
+    pub(crate) fn as_same_mut<U: DeviceCopy + 'static>(&mut self) -> Option<DeviceViewMut<'_, U>> {
+        (std::any::TypeId::of::<T>() == std::any::TypeId::of::<U>())
+            .then_some(DeviceViewMut { raw: self.raw, _m: PhantomData })
+    }
+}
+
 impl<T: DeviceCopy> DeviceViewMut<'_, T> {
     /// Overwrites the viewed elements with `values` (same length), on the
     /// stream of the handle the buffer was made from; returns when the host

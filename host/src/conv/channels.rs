@@ -48,6 +48,19 @@
 //! multiples of 16 bytes, the output's of 4, the image is at least the
 //! window in both axes, and constant mode's `cval` is 0;
 //! [`ChanPlan::register_blocked`] says when they ran.
+//!
+//! # Gray `f32` and `f64` images
+//!
+//! One channel of `f32` or `f64` with one mask is the image [`Conv2d`] and
+//! [`Separable`] take, and their kernels run it where the layout allows:
+//! the same pitch in and out, and constant mode's `cval` 0. A mask that
+//! factors takes [`Separable`]'s streamed kernel (`conv2d_seps_f32_h*`,
+//! sm_80 and newer, both bases 16-byte aligned and a pitch of a multiple
+//! of 4 elements; else `conv2d_sepc1_f32`); any other mask, or every mask
+//! with [`Filter2d::with_separable`]`(false)`, takes [`Conv2d`]'s
+//! [`Conv2dVariant::Auto`] (the register kernels for centred masks up to
+//! 7 × 7, and 9 × 9 in `f32`; the tensor cores for larger `f32` masks).
+//! [`ChanPlan::conv2d`] holds the plan that ran.
 
 use std::sync::Arc;
 
@@ -58,6 +71,7 @@ pub use coalesce_kernels::conv::sepreg::{
 };
 
 use super::batch::{Sample, left_for_origin};
+use super::conv2d::{Conv2d, Conv2dPlan, Conv2dVariant, Separable};
 use super::{Boundary, ConvElem, ConvOp};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
@@ -171,6 +185,11 @@ pub struct ChanPlan {
     /// Output rows of each warp's band in the register-blocked kernels (0
     /// for the others).
     pub rows: u32,
+    /// The plan of [`Conv2d`]'s or [`Separable`]'s kernel, when one ran a
+    /// gray `f32` or `f64` image (see the module documentation); the
+    /// fields above repeat its kernel, grid, block size and shared memory
+    /// (`tile_px` its strip width when it is separable).
+    pub conv2d: Option<Conv2dPlan>,
 }
 
 impl ChanPlan {
@@ -184,6 +203,29 @@ impl ChanPlan {
     pub fn register_blocked(&self) -> bool {
         self.rows > 0
     }
+
+    /// The plan of a gray image on [`Conv2d`]'s kernels (`separable`
+    /// false) or [`Separable`]'s streamed kernel.
+    fn of_conv2d(p: Conv2dPlan, separable: bool) -> ChanPlan {
+        ChanPlan {
+            kernel: p.kernel,
+            grid: p.grid.0,
+            shared_bytes: p.shared_bytes,
+            threads: p.block.0 * p.block.1,
+            tile_px: if separable { p.tile.0 as u32 } else { 0 },
+            grid_y: p.grid.1,
+            rows: 0,
+            conv2d: Some(p),
+        }
+    }
+}
+
+/// A one-mask filter of a type that accumulates in itself (`f32`, `f64`)
+/// as [`Conv2d`] and, when its mask factors, [`Separable`]: gray images
+/// run on their kernels.
+struct Gray<T: ConvElem> {
+    conv: Conv2d<T>,
+    sep: Option<Separable<T>>,
 }
 
 macro_rules! chan_names {
@@ -319,6 +361,8 @@ pub struct Filter2d<S: Sample> {
     dev: Arc<DeviceBuffer<S::Acc>>,
     factors: Option<Arc<Factors>>,
     use_factors: bool,
+    /// [`Gray`] for `f32` and `f64` filters of one mask.
+    gray: Option<Arc<Gray<S::Acc>>>,
 }
 
 impl<S: Sample> Filter2d<S> {
@@ -358,9 +402,28 @@ impl<S: Sample> Filter2d<S> {
             if factors_match(&wide, gx.len(), gy.len(), &row, &col) && gx.len() >= 2 && gy.len() >= 2 {
                 let all: Vec<f32> = row.iter().chain(&col).copied().collect();
                 filter.factors = Some(Arc::new(Factors { dev: gpu.upload(&all)?, rows: row, cols: col }));
+                filter.gray = filter.gray_paths()?;
             }
         }
         Ok(filter)
+    }
+
+    /// [`Gray`] for this filter's masks, factors and `left` (`None` but for
+    /// `f32` and `f64` filters of one mask).
+    fn gray_paths(&self) -> Result<Option<Arc<Gray<S::Acc>>>> {
+        if S::NAME != <S::Acc as ConvElem>::NAME || self.masks != 1 {
+            return Ok(None);
+        }
+        let conv = Conv2d::new(&self.gpu, &self.taps, self.mw, self.mh, ConvOp::Correlate, self.mode)?;
+        let sep = match self.factors.as_deref() {
+            Some(f) => {
+                let acc = |v: &[f32]| v.iter().map(|&t| S::Acc::from_f64(f64::from(t))).collect::<Vec<_>>();
+                let sep = Separable::new(&self.gpu, &acc(&f.rows), &acc(&f.cols), ConvOp::Correlate, self.mode)?;
+                Some(sep.with_left(self.left))
+            }
+            None => None,
+        };
+        Ok(Some(Arc::new(Gray { conv: conv.with_left(self.left), sep })))
     }
 
     fn build<M: ConvElem>(gpu: &Gpu, masks: &[M], mw: usize, mh: usize, op: ConvOp, mode: Boundary) -> Result<Self> {
@@ -408,7 +471,7 @@ impl<S: Sample> Filter2d<S> {
             None
         };
         let left = (left_for_origin(mw, 0, op)?, left_for_origin(mh, 0, op)?);
-        Ok(Filter2d {
+        let mut filter = Filter2d {
             gpu: gpu.clone(),
             taps,
             mw,
@@ -422,7 +485,10 @@ impl<S: Sample> Filter2d<S> {
             dev: Arc::new(dev),
             factors,
             use_factors: true,
-        })
+            gray: None,
+        };
+        filter.gray = filter.gray_paths()?;
+        Ok(filter)
     }
 
     /// This filter with the separable kernels allowed (`true`, the
@@ -457,16 +523,25 @@ impl<S: Sample> Filter2d<S> {
     pub fn with_origin(mut self, origin_y: isize, origin_x: isize) -> Result<Self> {
         self.left = (left_for_origin(self.mw, origin_x, self.op)?, left_for_origin(self.mh, origin_y, self.op)?);
         self.origin = (origin_y, origin_x);
+        self.gray = self.gray_paths()?;
         Ok(self)
     }
 
     /// This filter queued on `stream` (same masks, shared).
     pub fn on(&self, stream: &crate::Stream) -> Result<Self> {
+        let gray = match self.gray.as_deref() {
+            Some(g) => {
+                let sep = g.sep.as_ref().map(|s| s.on(stream)).transpose()?;
+                Some(Arc::new(Gray { conv: g.conv.on(stream)?, sep }))
+            }
+            None => None,
+        };
         Ok(Filter2d {
             gpu: self.gpu.on(stream)?,
             taps: self.taps.clone(),
             dev: self.dev.clone(),
             factors: self.factors.clone(),
+            gray,
             ..*self
         })
     }
@@ -521,10 +596,21 @@ impl<S: Sample> Filter2d<S> {
                 ),
             });
         }
-        let limit = info.limits.max_shared_per_block_optin as usize;
+        if let Some(plan) = self.gray_plan(img)? {
+            return Ok(plan);
+        }
         if let Some(plan) = self.register_plan(img)? {
             return Ok(plan);
         }
+        self.tiled_plan(img)
+    }
+
+    /// The tiled kernels' launch: the separable kernel when the mask
+    /// factors and a tile fits ([`Filter2d::separable_plan`]), else the
+    /// general kernel.
+    fn tiled_plan(&self, img: Image) -> Result<ChanPlan> {
+        let info = self.gpu.info();
+        let limit = info.limits.max_shared_per_block_optin as usize;
         if let Some(plan) = self.separable_plan(img, limit)? {
             return Ok(plan);
         }
@@ -551,7 +637,28 @@ impl<S: Sample> Filter2d<S> {
             tile_px: 0,
             grid_y: 1,
             rows: 0,
+            conv2d: None,
         })
+    }
+
+    /// The launch of a gray image on [`Gray`]'s kernels, where they take
+    /// it (see the module documentation): [`Separable`]'s streamed kernel
+    /// for a factored mask (`None`, the `conv2d_sepc1_*` kernel, where it
+    /// does not run), else [`Conv2d`]'s [`Conv2dVariant::Auto`] (`None`
+    /// where it cannot plan the mask). The streamed kernel's alignment is
+    /// checked when it runs.
+    fn gray_plan(&self, img: Image) -> Result<Option<ChanPlan>> {
+        let Some(gray) = self.gray.as_deref() else { return Ok(None) };
+        let same_pitch = img.in_pitch == img.out_pitch && img.in_pitch >= img.width;
+        if img.channels != 1 || !same_pitch || (self.mode == Boundary::Zero && self.cval != 0.0) {
+            return Ok(None);
+        }
+        if let (Some(sep), true) = (&gray.sep, self.use_factors) {
+            let plan = sep.plan(img.width, img.height)?;
+            let streamed = plan.fused.filter(|f| f.kernel.starts_with("conv2d_seps"));
+            return Ok(streamed.map(|f| ChanPlan::of_conv2d(f, true)));
+        }
+        Ok(gray.conv.plan(Conv2dVariant::Auto, img.width, img.height).ok().map(|p| ChanPlan::of_conv2d(p, false)))
     }
 
     /// The separable kernel's launch, when the mask factors, they are
@@ -589,6 +696,7 @@ impl<S: Sample> Filter2d<S> {
             tile_px: tile as u32,
             grid_y: 1,
             rows: 0,
+            conv2d: None,
         }))
     }
 
@@ -646,6 +754,7 @@ impl<S: Sample> Filter2d<S> {
             tile_px: (SEPR_OUT_LANES * sepr_strip(img.channels, k) / img.channels) as u32,
             grid_y: 1,
             rows,
+            conv2d: None,
         }))
     }
 
@@ -679,6 +788,25 @@ impl<S: Sample> Filter2d<S> {
         }
         let (src, dst, masks) = (input.device_ptr(), output.device_ptr(), self.dev.device_ptr());
         let (width, height, in_pitch, out_pitch) = (img.width, img.height, img.in_pitch, img.out_pitch);
+        if let (Some(p), Some(gray)) = (plan.conv2d, self.gray.as_deref()) {
+            let (gin, gout) = (input.as_same::<S::Acc>(), output.as_same_mut::<S::Acc>());
+            if let (Some(gin), Some(mut gout)) = (gin, gout) {
+                match (&gray.sep, plan.separable()) {
+                    (Some(sep), true) => {
+                        // The streamed kernel's layout; else the sepc kernel below.
+                        if src.0.is_multiple_of(16) && dst.0.is_multiple_of(16) && in_pitch.is_multiple_of(4) {
+                            let ran = sep.run(&gin, &mut gout, width, height, in_pitch)?;
+                            return Ok(ChanPlan::of_conv2d(ran.fused.unwrap_or(p), true));
+                        }
+                    }
+                    _ => {
+                        let ran = gray.conv.run(Conv2dVariant::Auto, &gin, &mut gout, width, height, in_pitch)?;
+                        return Ok(ChanPlan::of_conv2d(ran, false));
+                    }
+                }
+            }
+        }
+        let plan = if plan.conv2d.is_some() { self.tiled_plan(img)? } else { plan };
         if let (true, Some(factors)) = (plan.register_blocked(), &self.factors) {
             let aligned =
                 |p: DevicePtr, pitch: usize, to: usize| p.0.is_multiple_of(to as u64) && pitch.is_multiple_of(to);

@@ -353,6 +353,19 @@ pub fn plan_conv2d_at<T: ConvElem>(
     (mw, mh): (usize, usize),
     (width, height): (usize, usize),
 ) -> Result<Conv2dPlan> {
+    plan_conv2d_left::<T>(limits, variant, precision, (mw, mh), (mw / 2, mh / 2), (width, height))
+}
+
+/// [`plan_conv2d_at`] for a mask with `(left_x, left_y)` taps left of and
+/// above the centre: the register form only where that centres it.
+fn plan_conv2d_left<T: ConvElem>(
+    limits: &DeviceLimits,
+    variant: Conv2dVariant,
+    precision: Precision,
+    (mw, mh): (usize, usize),
+    left: (usize, usize),
+    (width, height): (usize, usize),
+) -> Result<Conv2dPlan> {
     check_mask_dims(mw.saturating_mul(mh), mw, mh)?;
     if variant == Conv2dVariant::Tensor {
         return plan_tensor2d::<T>(limits, precision, (mw, mh), (width, height));
@@ -364,7 +377,7 @@ pub fn plan_conv2d_at<T: ConvElem>(
     // and 9 × 9 for f32 (odd sizes are centred for both operations), image
     // axes below 2³¹, blocks of whole warps.
     let strip = !global
-        && fast_in_registers((mw, mh), (mw / 2, mh / 2), size)
+        && fast_in_registers((mw, mh), left, size)
         && width <= i32::MAX as usize
         && height <= i32::MAX as usize
         && BLOCK_X.min(limits.max_block_dim[0]).min(limits.max_threads_per_block) == BLOCK_X;
@@ -827,6 +840,15 @@ impl<T: ConvElem> Conv2d<T> {
         (self.mw, self.mh)
     }
 
+    /// This convolution with `(left_x, left_y)` taps left of and above
+    /// the centre instead of the operation's (each below its axis's
+    /// width): the correlation of the same taps at another origin.
+    pub(crate) fn with_left(mut self, (left_x, left_y): (usize, usize)) -> Self {
+        assert!(left_x < self.mw && left_y < self.mh, "left ({left_x}, {left_y}) past a {}x{} mask", self.mw, self.mh);
+        (self.left_x, self.left_y) = (left_x, left_y);
+        self
+    }
+
     /// The taps as the constant-mask kernels' parameter.
     pub(crate) fn mask_params(&self) -> &MaskParams {
         &self.params
@@ -881,7 +903,8 @@ impl<T: ConvElem> Conv2d<T> {
             v => v,
         };
         let info = self.gpu.info();
-        let plan = plan_conv2d_at::<T>(&info.limits, variant, self.precision, (mw, mh), (width, height))?;
+        let left = (self.left_x, self.left_y);
+        let plan = plan_conv2d_left::<T>(&info.limits, variant, self.precision, (mw, mh), left, (width, height))?;
         if plan.variant != Conv2dVariant::Tensor {
             return Ok(plan);
         }
@@ -1046,6 +1069,16 @@ impl<T: ConvElem> Separable<T> {
             scratch: Mutex::new(None),
             ..*self
         })
+    }
+
+    /// This convolution with `(left_x, left_y)` taps left of and above
+    /// the centre instead of the operation's (each below its mask's
+    /// length).
+    pub(crate) fn with_left(mut self, (left_x, left_y): (usize, usize)) -> Self {
+        let (mw, mh) = (self.taps_x.len(), self.taps_y.len());
+        assert!(left_x < mw && left_y < mh, "left ({left_x}, {left_y}) past masks of {mw} and {mh} taps");
+        (self.left_x, self.left_y) = (left_x, left_y);
+        self
     }
 
     /// The correlation taps along x and y.
@@ -1305,6 +1338,14 @@ mod tests {
             8 * 8 * 136 * 8
         );
         assert_eq!(plan_conv2d::<f64>(&H100, Conv2dVariant::Fast, (9, 9), (64, 64)).unwrap().kernel, "conv2d_fast_f64");
+        // A mask off its centre (another origin) takes the shared-tile
+        // form: the register kernels read a centred window.
+        for left in [(1, 1), (0, 1), (1, 0), (2, 2)] {
+            let p = plan_conv2d_left::<f32>(&H100, Conv2dVariant::Auto, Precision::F32, (3, 3), left, (64, 64));
+            assert_eq!(p.unwrap().kernel, if left == (1, 1) { "conv2d_strip3_f32" } else { "conv2d_fast_short_f32" });
+        }
+        let p = plan_conv2d_left::<f64>(&H100, Conv2dVariant::Fast, Precision::F32, (5, 5), (2, 2), (64, 64));
+        assert_eq!(p.unwrap().kernel, "conv2d_strip5_f64");
         // Any other mask: the shared-tile form.
         let p = plan_conv2d::<f32>(&H100, Conv2dVariant::Auto, (5, 3), (8192, 8192)).unwrap();
         assert_eq!((p.variant, p.kernel, p.mask), (Conv2dVariant::Fast, "conv2d_fast_short_f32", MaskSource::Constant));
