@@ -377,6 +377,18 @@ __device__ __forceinline__ void read_row(unsigned read, unsigned slot, float (&c
     }
 }
 
+// A lane's four outputs of one row at `o` (StripStep::store_row): one
+// 16-byte store when VEC, else element by element.
+template <bool VEC>
+__device__ __forceinline__ void store_row(float* o, const float (&v)[FAST_X]) {
+    if (VEC) {
+        *reinterpret_cast<float4*>(o) = make_float4(v[0], v[1], v[2], v[3]);
+    } else {
+#pragma unroll
+        for (int q = 0; q < FAST_X; q++) o[q] = v[q];
+    }
+}
+
 // One input row of a strip (StripStep::run): waits for row ir, starts
 // the copy of row ir + STRIP_RING - 1, adds mask row j to accumulator
 // ACC(j), stores accumulator `done` as output row ir + 1 - MH when
@@ -408,15 +420,8 @@ __device__ __forceinline__ void strip_step(const float* taps, const RowCopy& cop
                 acc[k][q] = fmaf(cur[e / FAST_X][e % FAST_X], m, acc[k][q]);
             }
         }
-    if (store && ir + 1 >= MH && (unsigned)(ir + 1 - MH) < rows_out) {
-        float* p = out + (size_t)(ir + 1 - MH) * rows.pitch;
-        if (VEC) {
-            *reinterpret_cast<float4*>(p) = make_float4(acc[done][0], acc[done][1], acc[done][2], acc[done][3]);
-        } else {
-#pragma unroll
-            for (int q = 0; q < FAST_X; q++) p[q] = acc[done][q];
-        }
-    }
+    if (store && ir + 1 >= MH && (unsigned)(ir + 1 - MH) < rows_out)
+        store_row<VEC>(out + (size_t)(ir + 1 - MH) * rows.pitch, acc[done]);
 }
 
 // One pass of the blocked loop (StripStep::pass; f32 masks of 7 and 9
@@ -483,15 +488,7 @@ __device__ __forceinline__ void strip_blocked_pass(const float* taps, const RowC
     if (store) {
 #pragma unroll
         for (int r = 0; r < R; r++) {
-            if (p + r < rows_out) {
-                float* o = out + (size_t)(p + r) * rows.pitch;
-                if (VEC) {
-                    *reinterpret_cast<float4*>(o) = make_float4(acc[r][0], acc[r][1], acc[r][2], acc[r][3]);
-                } else {
-#pragma unroll
-                    for (int q = 0; q < FAST_X; q++) o[q] = acc[r][q];
-                }
-            }
+            if (p + r < rows_out) store_row<VEC>(out + (size_t)(p + r) * rows.pitch, acc[r]);
         }
     }
 }
