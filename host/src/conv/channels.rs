@@ -596,7 +596,7 @@ impl<S: Sample> Filter2d<S> {
                 ),
             });
         }
-        if let Some(plan) = self.gray_plan(img)? {
+        if let Some(plan) = self.gray_plan(img) {
             return Ok(plan);
         }
         if let Some(plan) = self.register_plan(img)? {
@@ -644,21 +644,21 @@ impl<S: Sample> Filter2d<S> {
     /// The launch of a gray image on [`Gray`]'s kernels, where they take
     /// it (see the module documentation): [`Separable`]'s streamed kernel
     /// for a factored mask (`None`, the `conv2d_sepc1_*` kernel, where it
-    /// does not run), else [`Conv2d`]'s [`Conv2dVariant::Auto`] (`None`
-    /// where it cannot plan the mask). The streamed kernel's alignment is
-    /// checked when it runs.
-    fn gray_plan(&self, img: Image) -> Result<Option<ChanPlan>> {
-        let Some(gray) = self.gray.as_deref() else { return Ok(None) };
+    /// does not run or cannot plan the masks), else [`Conv2d`]'s
+    /// [`Conv2dVariant::Auto`] (`None` where it cannot plan the mask). The
+    /// streamed kernel's alignment is checked when it runs.
+    fn gray_plan(&self, img: Image) -> Option<ChanPlan> {
+        let gray = self.gray.as_deref()?;
         let same_pitch = img.in_pitch == img.out_pitch && img.in_pitch >= img.width;
         if img.channels != 1 || !same_pitch || (self.mode == Boundary::Zero && self.cval != 0.0) {
-            return Ok(None);
+            return None;
         }
         if let (Some(sep), true) = (&gray.sep, self.use_factors) {
-            let plan = sep.plan(img.width, img.height)?;
-            let streamed = plan.fused.filter(|f| f.kernel.starts_with("conv2d_seps"));
-            return Ok(streamed.map(|f| ChanPlan::of_conv2d(f, true)));
+            let plan = sep.plan(img.width, img.height).ok();
+            let streamed = plan.and_then(|p| p.fused).filter(|f| f.kernel.starts_with("conv2d_seps"));
+            return streamed.map(|f| ChanPlan::of_conv2d(f, true));
         }
-        Ok(gray.conv.plan(Conv2dVariant::Auto, img.width, img.height).ok().map(|p| ChanPlan::of_conv2d(p, false)))
+        gray.conv.plan(Conv2dVariant::Auto, img.width, img.height).ok().map(|p| ChanPlan::of_conv2d(p, false))
     }
 
     /// The separable kernel's launch, when the mask factors, they are
