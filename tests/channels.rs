@@ -34,6 +34,9 @@ struct Case {
     /// Masks that are outer products (exact in `f32`): the separable
     /// kernels run for every type that accumulates in `f32`.
     separable: bool,
+    /// Masks of equal taps (a box each, of a random tap: the mean, a tap
+    /// that saturates, a negative one), which factor too.
+    boxed: bool,
 }
 
 /// A centred `k × k` general mask over `img`: one mask, correlation,
@@ -49,6 +52,7 @@ fn centred(img: Image, k: usize) -> Case {
         cval: 0.0,
         origin: (0, 0),
         separable: false,
+        boxed: false,
     }
 }
 
@@ -59,11 +63,23 @@ fn run_case<S: Sample>(gpu: &Gpu, rng: &mut StdRng, seed: u64, case: Case) -> Ch
 /// [`run_case`] with the separable kernels allowed (`true`) or not (see
 /// `Filter2d::with_separable`); returns the plan that ran.
 fn run_case_with<S: Sample>(gpu: &Gpu, rng: &mut StdRng, seed: u64, case: Case, allow: bool) -> ChanPlan {
-    let Case { img, mw, mh, per_channel, op, mode, cval, origin, separable } = case;
+    let Case { img, mw, mh, per_channel, op, mode, cval, origin, separable, boxed } = case;
     let what = format!("{} {case:?} (seed {seed})", S::NAME);
     let count = if per_channel { img.channels } else { 1 };
     let scale = 1.0 / (mw * mh) as f64;
-    let masks: Vec<S::Acc> = if separable {
+    let masks: Vec<S::Acc> = if boxed {
+        (0..count)
+            .flat_map(|_| {
+                let t = match rng.random_range(0..4) {
+                    0 => scale,
+                    1 => rng.random_range(0.05f64..3.0) * scale,
+                    2 => -rng.random_range(0.05f64..1.0) * scale,
+                    _ => rng.random_range(0.5f64..40.0),
+                };
+                std::iter::repeat_n(S::Acc::from_f64(t), mw * mh)
+            })
+            .collect()
+    } else if separable {
         // Dyadic factors of a few bits: their products are exact.
         // The first is never zero, so no mask is all zeros (those are left
         // to the general kernels).
@@ -100,7 +116,7 @@ fn run_case_with<S: Sample>(gpu: &Gpu, rng: &mut StdRng, seed: u64, case: Case, 
     let plan = filter
         .run(&d_in.as_view(), &mut d_out.view_mut(0..out_len).unwrap(), img)
         .unwrap_or_else(|e| panic!("{what}: {e}"));
-    let factored = separable && S::NAME != "f64" && mw >= 2 && mh >= 2;
+    let factored = (separable || boxed) && S::NAME != "f64" && mw >= 2 && mh >= 2;
     assert_eq!(plan.separable(), factored && allow, "{what}: {} ran", plan.kernel);
     assert_eq!(filter.factors().is_some(), factored, "{what}");
     let got = d_out.to_vec().unwrap();
@@ -167,6 +183,7 @@ fn spread<S: Sample>(gpu: &Gpu) {
                     cval: if k.is_multiple_of(3) { 2.5 } else { -1.25 },
                     origin: (ends(mh, k), ends(mw, k + 1)),
                     separable: false,
+                    boxed: false,
                 };
                 run_case::<S>(gpu, &mut rng, seed, case);
             }
@@ -211,6 +228,7 @@ fn separable_spread<S: Sample>(gpu: &Gpu) {
                     cval: if k.is_multiple_of(3) { 2.5 } else { -1.25 },
                     origin: (ends(mh, k + 1), ends(mw, k)),
                     separable: true,
+                    boxed: false,
                 };
                 run_case::<S>(gpu, &mut rng, seed, case);
             }
@@ -289,6 +307,7 @@ fn register_blocked_u8() {
                     cval: if k.is_multiple_of(3) { 2.5 } else { -1.25 },
                     origin: (ends(mh, k + 1), ends(mw, k)),
                     separable: true,
+                    boxed: false,
                 };
                 let aligned = img.in_pitch.is_multiple_of(4) && img.out_pitch.is_multiple_of(4);
                 let register = runs_register_blocked(&gpu, &case);
@@ -325,6 +344,7 @@ fn register_blocked_u8() {
                         cval: 0.0,
                         origin: (0, 0),
                         separable: true,
+                        boxed: k == 2,
                     };
                     assert!(runs_register_blocked(&g, &case), "{case:?}");
                     run_case::<u8>(&g, &mut rng, seed, case);
@@ -332,6 +352,73 @@ fn register_blocked_u8() {
             });
         }
     });
+}
+
+/// The box forms of the register-blocked kernels
+/// (`conv2d_sepb{C}_u8_w{K}`): masks of equal taps that fill the window
+/// (3 × 3, 5 × 5, and 7 × 7 for gray), one or one per channel, every mode,
+/// both operations, the mean, taps that saturate and negative ones;
+/// images as small as the window, of several warp columns and block rows,
+/// dense and pitched. Off-centre boxes, boxes narrower than the window or
+/// not square, constant mode with `cval ≠ 0` and inputs whose pitch is
+/// not a multiple of 16 bytes keep the other kernels.
+#[test]
+fn register_blocked_u8_boxes() {
+    let gpu = gpu_or_skip!();
+    let (mut rng, seed) = common::rng();
+    let mut k = 0usize;
+    let mut boxed = 0usize;
+    for channels in [1, 3, 4] {
+        for w in [3usize, 5, 7] {
+            // Input rows of a multiple of 16 bytes, output rows of 4.
+            let aligned = |width: usize, height: usize| {
+                let row = width * channels;
+                Image::new(width, height, channels)
+                    .unwrap()
+                    .with_pitches(row.next_multiple_of(16), row.next_multiple_of(4))
+            };
+            let images = [
+                aligned(w, w),
+                aligned(37, 11),
+                aligned(1001, 150),
+                Image::new(1024, 67, channels).unwrap(),
+                Image::new(99, 40, channels).unwrap().with_pitches(99 * channels + 1, 99 * channels + 3),
+            ];
+            for img in images {
+                for variant in 0..5usize {
+                    k += 1;
+                    let (mw, mh, origin, cval) = match variant {
+                        // Off-centre, narrower, not square, cval ≠ 0.
+                        1 => (w, w, (0, -((w / 2) as isize)), 0.0),
+                        2 if w > 3 => (w - 2, w - 2, (0, 0), 0.0),
+                        3 => (w, w - 1, (0, 0), 0.0),
+                        4 => (w, w, (0, 0), 1.5),
+                        _ => (w, w, (0, 0), 0.0),
+                    };
+                    let case = Case {
+                        img,
+                        mw,
+                        mh,
+                        per_channel: k.is_multiple_of(2),
+                        op: ConvOp::ALL[(k / 2) % 2],
+                        mode: if cval != 0.0 { Boundary::Zero } else { Boundary::ALL[k % 5] },
+                        cval,
+                        origin,
+                        separable: false,
+                        boxed: true,
+                    };
+                    let plan = run_case::<u8>(&gpu, &mut rng, seed, case);
+                    let fits = w < 7 || channels == 1;
+                    let dense = img.in_pitch.is_multiple_of(16);
+                    let want = (mw, mh, origin, cval) == (w, w, (0, 0), 0.0) && fits && dense;
+                    let name = format!("conv2d_sepb{channels}_u8_w{w}");
+                    assert_eq!(plan.kernel == name, want, "{case:?} (seed {seed}): {} ran", plan.kernel);
+                    boxed += usize::from(want);
+                }
+            }
+        }
+    }
+    assert!(boxed >= 30, "the box kernels ran {boxed} times");
 }
 
 /// scipy's `gaussian_filter` on an RGB image runs on the separable kernel
@@ -457,6 +544,7 @@ fn rgb_box_and_threads() {
                         cval: 1.5,
                         origin: (0, 0),
                         separable: k % 2 == 1,
+                        boxed: false,
                     };
                     match t {
                         0 => run_case::<u8>(&g, &mut rng, seed, case),
@@ -506,6 +594,7 @@ fn gray_on<S: Sample>(gpu: &Gpu) {
                     cval: 0.0,
                     origin,
                     separable,
+                    boxed: false,
                 };
                 let plan = run_case_with::<S>(gpu, &mut rng, seed, case, allow);
                 let what = format!("{} {case:?} allow {allow}: {} ran", S::NAME, plan.kernel);

@@ -162,6 +162,42 @@ fn register_blocked_u8_kernels() {
     }
 }
 
+/// The box forms of the register-blocked kernels (sm_80 and newer): no
+/// byte is widened by the conversion pipe (`I2F.U8`, `I2F.U16`; the task's
+/// integer divisions keep their `I2F.U32.RP`): bytes become 16-bit
+/// halves of words by `PRMT`, sums are integer (`IADD3`), and each output
+/// is one `FFMA` on a `PRMT`-built value; rows arrive by `LDG`, neighbours'
+/// sums by `SHFL.UP` / `SHFL.DOWN`, no shared memory; on sm_90 outputs are
+/// rounded and packed two at a time by `F2IP.U8`.
+#[test]
+fn register_blocked_u8_box_kernels() {
+    for c in compiled("register_blocked_u8_box_kernels").into_iter().filter(|c| c.arch >= 80) {
+        for k in ["conv2d_sepb1_u8_w3", "conv2d_sepb3_u8_w5", "conv2d_sepb4_u8_w5", "conv2d_sepb1_u8_w7"] {
+            let sass = c.kernel(k).unwrap_or_else(|| panic!("sm_{}: {k} is not in the module", c.arch));
+            let has = |op: &str| sass.iter().any(|i| i.opcode.starts_with(op));
+            for op in ["PRMT", "IADD3", "FFMA", "LDG", "SHFL.UP", "SHFL.DOWN"] {
+                assert!(has(op), "sm_{} {k}: no {op}", c.arch);
+            }
+            for op in ["I2F.U8", "I2F.U16", "I2F.S16", "LDS", "STS", "LDGSTS", "BAR"] {
+                assert!(!has(op), "sm_{} {k}: {op}", c.arch);
+            }
+            if c.arch >= 90 {
+                assert!(has("F2IP.U8"), "sm_{} {k}: no F2IP.U8", c.arch);
+            }
+            // One FFMA per output byte (no multiply-add per tap): no more
+            // FFMAs than PRMTs.
+            let count = |op: &str| sass.iter().filter(|i| i.base() == op).count();
+            assert!(
+                count("FFMA") <= count("PRMT"),
+                "sm_{} {k}: {} FFMA, {} PRMT",
+                c.arch,
+                count("FFMA"),
+                count("PRMT")
+            );
+        }
+    }
+}
+
 #[test]
 fn no_stack_spills_or_local_memory() {
     for c in compiled("no_stack_spills_or_local_memory") {

@@ -490,7 +490,8 @@ type Filtered = BenchResult<Vec<(String, Stats, f64)>>;
 /// timed. Batched (`[rows, len, w]`, a random mask per row): the first, last and three random rows checked, as
 /// `Filter1d` runs it, then (when that was the tensor-core form) on the FMA kernel too. Channels
 /// (`[side, channels, mask]`, a box): as `Filter2d::new` runs it (separable when the box factors, which it does for
-/// every type but `f64`), then on the general kernel too, every output checked.
+/// every type but `f64`), then (a `u8` box on the register-blocked kernels' box form) on their multiply-add form,
+/// then on the general kernel, every output checked.
 fn measure<S: Sample>(run: &Run<'_>, batch: bool, wl: [usize; 3], mode: Boundary, rng: &mut StdRng) -> Filtered {
     let (name, label, [a, b, c], op) = (S::NAME, label(batch, wl), wl, ConvOp::Correlate);
     let total = [a, b, if batch { 1 } else { a }].into_iter().try_fold(1usize, usize::checked_mul);
@@ -532,13 +533,17 @@ fn measure<S: Sample>(run: &Run<'_>, batch: bool, wl: [usize; 3], mode: Boundary
     let (filter, img) = (Filter2d::<S>::new(run.gpu, &masks, c, c, op, mode)?, channels::Image::new(a, a, b)?);
     let taps: Vec<f64> = filter.taps().iter().map(|t| t.to_f64()).collect();
     let want = filter2d::<S::Acc>(&values, img, &taps, (c, c), filter.left(), mode, 0.0)?;
-    let general = filter.plan(img)?.separable().then(|| filter.clone().with_separable(false));
+    // The general kernel beside a separable one, and a box's multiply-add
+    // form beside its box form.
+    let plan = filter.plan(img)?;
+    let general = plan.separable().then(|| filter.clone().with_separable(false));
+    let multiply = plan.kernel.starts_with("conv2d_sepb").then(|| filter.clone().with_box_sums(false));
     let check = |_: &str, got: Vec<S>| {
         let (i, g, w) = first_mismatch(&got, &want)?;
         let (y, x, ch, v, e) = (i / (a * b), (i % (a * b)) / b, i % b, w.value, w.bound);
         Some(format!("channels {name} {label}: pixel ({y}, {x}) channel {ch}: got {g}, want {v} ± {e}"))
     };
-    let filters = std::iter::once(&filter).chain(&general).map(|f| {
+    let filters = std::iter::once(&filter).chain(&multiply).chain(&general).map(|f| {
         let launch = |_: Option<&PtxModule>, o: &mut DeviceViewMut<'_, S>| Ok(f.run(&src, o, img)?.kernel);
         run.verified(&mut output.as_view_mut(), None, launch, check).map(|(kernel, stats, _)| (kernel, stats, bytes))
     });

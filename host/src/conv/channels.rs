@@ -47,7 +47,13 @@
 //! `coalesce_kernels::conv::sepreg`) when the input's base and pitch are
 //! multiples of 16 bytes, the output's of 4, the image is at least the
 //! window in both axes, and constant mode's `cval` is 0;
-//! [`ChanPlan::register_blocked`] says when they ran.
+//! [`ChanPlan::register_blocked`] says when they ran. A box of equal taps
+//! whose mask is the whole window (3 × 3, 5 × 5, and 7 × 7 for gray,
+//! centred) runs on their box form (`conv2d_sepb{C}_u8_w{K}`): the sums
+//! of the window's bytes are exact integers, two to a 32-bit word, kept
+//! by adding the row that enters and subtracting the one that leaves; each
+//! output is the sum times the tap, rounded once to `f32`, then to the
+//! nearest byte (ties to even, saturated) as every `u8` output is.
 //!
 //! # Gray `f32` and `f64` images
 //!
@@ -199,7 +205,8 @@ impl ChanPlan {
         self.tile_px > 0
     }
 
-    /// Whether a register-blocked kernel (`conv2d_sepr{C}_u8_w{K}`) runs.
+    /// Whether a register-blocked kernel (`conv2d_sepr{C}_u8_w{K}`, or its
+    /// box form `conv2d_sepb{C}_u8_w{K}`) runs.
     pub fn register_blocked(&self) -> bool {
         self.rows > 0
     }
@@ -259,21 +266,45 @@ const REG_KERNELS: &[(usize, usize, &str)] = &[
     (1, 7, "conv2d_sepr1_u8_w7"),
 ];
 
+/// The box forms of the register-blocked kernels, as `(channels, window,
+/// name)`: the same windows.
+const BOX_KERNELS: &[(usize, usize, &str)] = &[
+    (1, 3, "conv2d_sepb1_u8_w3"),
+    (3, 3, "conv2d_sepb3_u8_w3"),
+    (4, 3, "conv2d_sepb4_u8_w3"),
+    (1, 5, "conv2d_sepb1_u8_w5"),
+    (3, 5, "conv2d_sepb3_u8_w5"),
+    (4, 5, "conv2d_sepb4_u8_w5"),
+    (1, 7, "conv2d_sepb1_u8_w7"),
+];
+
+/// The largest box tap (in magnitude) the box kernels take: their
+/// `fma` subtracts 2²³ times the tap, which must stay finite.
+const BOX_TAP_MAX: f64 = 1.0e30;
+
 /// Most output rows of a warp's band in the register-blocked kernels.
 const SEPR_MAX_ROWS: usize = 512;
 
 /// The bands of the register-blocked kernels' first and last warp
-/// columns, for bands of `rows` elsewhere: four fifths as long, since
-/// their lanes at a row's ends gather bytes through the boundary mode
-/// (about a quarter more instructions a row).
+/// columns, for bands of `rows` elsewhere: a quarter as long, since their
+/// lanes at a row's ends gather bytes through the boundary mode and wait
+/// for those loads every row (on the H100, RGBA 4096² 5 × 5 box: 47.5% of
+/// the floor at four fifths, 59.0% at a half, 68.2% at a third, 73.2% at a
+/// quarter; RGB 68–72% throughout, its rows ending on whole strips).
 pub fn sepr_edge_rows(rows: u32) -> u32 {
-    (rows * 4).div_ceil(5).max(1)
+    rows.div_ceil(4).max(1)
 }
 
 /// The register-blocked `u8` kernel for `channels` and window `k` (taps
 /// per axis), if one is built.
 pub fn register_kernel_name(channels: usize, k: usize) -> Option<&'static str> {
     REG_KERNELS.iter().find(|&&(c, w, _)| c == channels && w == k).map(|&(_, _, name)| name)
+}
+
+/// The box form of the register-blocked `u8` kernel for `channels` and
+/// window `k`, if one is built.
+pub fn box_kernel_name(channels: usize, k: usize) -> Option<&'static str> {
+    BOX_KERNELS.iter().find(|&&(c, w, _)| c == channels && w == k).map(|&(_, _, name)| name)
 }
 
 /// The separable kernel for storage type `ty` and `channels` (1, 3 or
@@ -361,6 +392,8 @@ pub struct Filter2d<S: Sample> {
     dev: Arc<DeviceBuffer<S::Acc>>,
     factors: Option<Arc<Factors>>,
     use_factors: bool,
+    /// Whether boxes may take the box form of the register-blocked kernels.
+    box_sums: bool,
     /// [`Gray`] for `f32` and `f64` filters of one mask.
     gray: Option<Arc<Gray<S::Acc>>>,
 }
@@ -485,6 +518,7 @@ impl<S: Sample> Filter2d<S> {
             dev: Arc::new(dev),
             factors,
             use_factors: true,
+            box_sums: true,
             gray: None,
         };
         filter.gray = filter.gray_paths()?;
@@ -496,6 +530,15 @@ impl<S: Sample> Filter2d<S> {
     /// runs on them unless this is `false`.
     pub fn with_separable(mut self, allow: bool) -> Self {
         self.use_factors = allow;
+        self
+    }
+
+    /// This filter with the box form of the register-blocked `u8` kernels
+    /// allowed (`true`, the default) or not: a box then runs on their
+    /// multiply-add form like any other factored mask (see the module
+    /// documentation).
+    pub fn with_box_sums(mut self, allow: bool) -> Self {
+        self.box_sums = allow;
         self
     }
 
@@ -710,12 +753,31 @@ impl<S: Sample> Filter2d<S> {
         register_kernel_name(channels, k).map(|name| (k, name))
     }
 
+    /// Each mask's one tap, when every mask is a box of equal taps that
+    /// fills the window of `k` (`k × k`, centred), each finite and at most
+    /// [`BOX_TAP_MAX`] in magnitude.
+    fn box_taps(&self, k: usize) -> Option<Vec<f32>> {
+        if !self.box_sums || self.mw != k || self.mh != k || self.left != (k / 2, k / 2) {
+            return None;
+        }
+        let size = k * k;
+        self.taps
+            .chunks(size)
+            .map(|m| {
+                let t = m[0].to_f64();
+                let equal = m.iter().all(|v| v.to_f64() == t);
+                (equal && t.is_finite() && t.abs() <= BOX_TAP_MAX).then_some(t as f32)
+            })
+            .collect()
+    }
+
     /// The register-blocked kernel's launch (sm_80 and newer, `u8` data,
     /// a factored mask within the window of a built kernel, an image of at
     /// least the window in both axes, `cval` 0 in constant mode; the
     /// layout's alignment is checked at run time), with the rows of each
     /// block row chosen so that the blocks fill whole waves of the device
-    /// at the least halo.
+    /// at the least halo. A box that fills the window takes the kernel's
+    /// box form.
     fn register_plan(&self, img: Image) -> Result<Option<ChanPlan>> {
         let sm80 = self.gpu.info().cc_major >= 8;
         let zeros = self.mode != Boundary::Zero || self.cval == 0.0;
@@ -723,6 +785,10 @@ impl<S: Sample> Filter2d<S> {
             return Ok(None);
         }
         let Some((k, kernel)) = self.register_window(img.channels) else { return Ok(None) };
+        let kernel = match (self.box_taps(k), box_kernel_name(img.channels, k)) {
+            (Some(_), Some(boxed)) => boxed,
+            _ => kernel,
+        };
         let row = img.width.saturating_mul(img.channels);
         if img.width < k || img.height < k || row >= 1 << 30 || img.height >= 1 << 30 {
             return Ok(None);
@@ -758,10 +824,22 @@ impl<S: Sample> Filter2d<S> {
         }))
     }
 
-    /// The register-blocked kernels' taps parameter: per channel, the row
-    /// taps then the column taps, each centred in the window of `k`.
-    fn register_taps(&self, factors: &Factors, channels: usize, k: usize) -> Result<ParamArray> {
+    /// The register-blocked kernels' taps parameter for `kernel`: per
+    /// channel, the row taps then the column taps, each centred in the
+    /// window of `k`; for the box form, per channel `c` the box's tap at
+    /// `2ck` and −2²³ times it at `(2c + 1)k`, and 2²³ at 1.
+    fn register_taps(&self, kernel: &str, factors: &Factors, channels: usize, k: usize) -> Result<ParamArray> {
         let mut taps = vec![0.0f32; SEPR_PARAM_BYTES / 4];
+        if let (Some(boxes), true) = (self.box_taps(k), kernel.starts_with("conv2d_sepb")) {
+            const MAGIC: f32 = 8_388_608.0;
+            for c in 0..channels {
+                let t = boxes[if self.masks > 1 { c } else { 0 }];
+                taps[2 * c * k] = t;
+                taps[(2 * c + 1) * k] = -MAGIC * t;
+            }
+            taps[1] = MAGIC;
+            return ParamArray::new(&taps, SEPR_PARAM_BYTES);
+        }
         let (lx, ly) = self.left;
         for c in 0..channels {
             let m = if self.masks > 1 { c } else { 0 };
@@ -812,7 +890,7 @@ impl<S: Sample> Filter2d<S> {
                 |p: DevicePtr, pitch: usize, to: usize| p.0.is_multiple_of(to as u64) && pitch.is_multiple_of(to);
             if aligned(src, in_pitch, 16) && aligned(dst, out_pitch, 4) {
                 let (k, _) = self.register_window(img.channels).expect("the plan found a window");
-                let taps = self.register_taps(factors, img.channels, k)?;
+                let taps = self.register_taps(plan.kernel, factors, img.channels, k)?;
                 let (w, h, rows, mode) = (width as u32, height as u32, plan.rows, self.mode.raw());
                 let edge_rows = sepr_edge_rows(rows);
                 let args: [&dyn KernelArg; 10] =
@@ -932,6 +1010,12 @@ mod tests {
             assert!(u.is_multiple_of(k) && u >= 5, "{name}: unrolled {u}");
             assert!(2 * c * k * 4 <= SEPR_PARAM_BYTES, "{name}: taps");
             assert_eq!(register_kernel_name(c, k), Some(name));
+            // The box form: pair words of bytes q and q + b/2 (q even, so
+            // each two in one word), and a reach of at most two lanes'
+            // pair words.
+            let boxed = box_kernel_name(c, k).unwrap_or_else(|| panic!("{name}: no box form"));
+            assert_eq!(boxed, name.replace("sepr", "sepb"));
+            assert!((b / 2).is_multiple_of(2) && h <= b, "{boxed}: strip {b}, reach {h}");
             assert!(SEPR_WIDTHS.contains(&k));
             for width in [k, k + 1, 33, 359, 4096, 4097] {
                 let strips = (width * c).div_ceil(b);
