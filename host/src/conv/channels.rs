@@ -255,28 +255,22 @@ macro_rules! sepc_names {
 }
 sepc_names!("f32", "f16", "bf16", "u8", "u16");
 
-/// The register-blocked kernels (`u8`), as `(channels, window, name)`.
-const REG_KERNELS: &[(usize, usize, &str)] = &[
-    (1, 3, "conv2d_sepr1_u8_w3"),
-    (3, 3, "conv2d_sepr3_u8_w3"),
-    (4, 3, "conv2d_sepr4_u8_w3"),
-    (1, 5, "conv2d_sepr1_u8_w5"),
-    (3, 5, "conv2d_sepr3_u8_w5"),
-    (4, 5, "conv2d_sepr4_u8_w5"),
-    (1, 7, "conv2d_sepr1_u8_w7"),
+/// The register-blocked kernels (`u8`), as `(channels, window, name, box
+/// form's name)`.
+const REG_KERNELS: &[(usize, usize, &str, &str)] = &[
+    (1, 3, "conv2d_sepr1_u8_w3", "conv2d_sepb1_u8_w3"),
+    (3, 3, "conv2d_sepr3_u8_w3", "conv2d_sepb3_u8_w3"),
+    (4, 3, "conv2d_sepr4_u8_w3", "conv2d_sepb4_u8_w3"),
+    (1, 5, "conv2d_sepr1_u8_w5", "conv2d_sepb1_u8_w5"),
+    (3, 5, "conv2d_sepr3_u8_w5", "conv2d_sepb3_u8_w5"),
+    (4, 5, "conv2d_sepr4_u8_w5", "conv2d_sepb4_u8_w5"),
+    (1, 7, "conv2d_sepr1_u8_w7", "conv2d_sepb1_u8_w7"),
 ];
 
-/// The box forms of the register-blocked kernels, as `(channels, window,
-/// name)`: the same windows.
-const BOX_KERNELS: &[(usize, usize, &str)] = &[
-    (1, 3, "conv2d_sepb1_u8_w3"),
-    (3, 3, "conv2d_sepb3_u8_w3"),
-    (4, 3, "conv2d_sepb4_u8_w3"),
-    (1, 5, "conv2d_sepb1_u8_w5"),
-    (3, 5, "conv2d_sepb3_u8_w5"),
-    (4, 5, "conv2d_sepb4_u8_w5"),
-    (1, 7, "conv2d_sepb1_u8_w7"),
-];
+/// The entry of [`REG_KERNELS`] for `channels` and window `k`.
+fn reg_kernels(channels: usize, k: usize) -> Option<(&'static str, &'static str)> {
+    REG_KERNELS.iter().find(|&&(c, w, _, _)| c == channels && w == k).map(|&(_, _, name, boxed)| (name, boxed))
+}
 
 /// The largest box tap (in magnitude) the box kernels take: their
 /// `fma` subtracts 2²³ times the tap, which must stay finite.
@@ -298,13 +292,13 @@ pub fn sepr_edge_rows(rows: u32) -> u32 {
 /// The register-blocked `u8` kernel for `channels` and window `k` (taps
 /// per axis), if one is built.
 pub fn register_kernel_name(channels: usize, k: usize) -> Option<&'static str> {
-    REG_KERNELS.iter().find(|&&(c, w, _)| c == channels && w == k).map(|&(_, _, name)| name)
+    reg_kernels(channels, k).map(|(name, _)| name)
 }
 
 /// The box form of the register-blocked `u8` kernel for `channels` and
 /// window `k`, if one is built.
 pub fn box_kernel_name(channels: usize, k: usize) -> Option<&'static str> {
-    BOX_KERNELS.iter().find(|&&(c, w, _)| c == channels && w == k).map(|&(_, _, name)| name)
+    reg_kernels(channels, k).map(|(_, boxed)| boxed)
 }
 
 /// The separable kernel for storage type `ty` and `channels` (1, 3 or
@@ -830,7 +824,8 @@ impl<S: Sample> Filter2d<S> {
     /// `2ck` and −2²³ times it at `(2c + 1)k`, and 2²³ at 1.
     fn register_taps(&self, kernel: &str, factors: &Factors, channels: usize, k: usize) -> Result<ParamArray> {
         let mut taps = vec![0.0f32; SEPR_PARAM_BYTES / 4];
-        if let (Some(boxes), true) = (self.box_taps(k), kernel.starts_with("conv2d_sepb")) {
+        if kernel.starts_with("conv2d_sepb") {
+            let boxes = self.box_taps(k).expect("the plan chose the box form for a box");
             const MAGIC: f32 = 8_388_608.0;
             for c in 0..channels {
                 let t = boxes[if self.masks > 1 { c } else { 0 }];
@@ -1003,7 +998,7 @@ mod tests {
     #[test]
     fn register_blocked_layout_invariants() {
         use coalesce_kernels::conv::sepreg::{sepr_halo, sepr_unroll};
-        for &(c, k, name) in REG_KERNELS {
+        for &(c, k, name, _) in REG_KERNELS {
             let (b, h, u) = (sepr_strip(c, k), sepr_halo(c, k), sepr_unroll(k));
             assert!(b.is_multiple_of(4) && b.is_multiple_of(c), "{name}: strip {b}");
             assert!(h <= b, "{name}: reach {h} over the strip {b}");

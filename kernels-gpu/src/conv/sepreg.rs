@@ -45,6 +45,29 @@
 //! Per output of an RGB 5 × 5 filter that is 10 multiply-adds, one widening,
 //! one shuffle, half a rounding and a quarter of a load and of a store.
 //!
+//! The taps travel by value in the kernel's parameter space (see
+//! [`crate::dev::param`]): the multiply-adds take them as uniform registers
+//! (sm_90) or constant-bank operands (sm_80), and no launch shares them. A
+//! mask narrower than `K`, or off centre (scipy's `origin`), is padded with
+//! zero taps to the centred window: zero times a byte adds nothing.
+//!
+//! The host sends constant mode with `cval ≠ 0`, and layouts whose input
+//! base or pitch is not a multiple of 16 bytes (or the output's of 4), to
+//! [`sepchan`](super::sepchan).
+//!
+//! The kernels take `(input, output, width, height, in_pitch, out_pitch,
+//! rows, edge_rows, mode, taps)`: pitches in bytes; the input's base and pitch
+//! multiples of 16, the output's of 4; width and height at least `K`;
+//! `rows` the output rows of each band, `edge_rows` those of the bands
+//! of the first and last warp columns ([`sepr_task`]); `mode` a
+//! [`Boundary`](super::Boundary) raw value (constant mode: zeros); `taps`
+//! [`SEPR_PARAM_BYTES`] bytes, per channel `c` (`C` of them, the mask
+//! repeated when one serves all) the `K` row taps at `2cK` and the `K`
+//! column taps at `(2c + 1)K`, `f32`, correlation order, centred. Warp
+//! `g` of the grid (blocks of [`SEPR_THREADS`], numbered along `x`) takes
+//! task [`sepr_task`]`(g, cols, height, rows, edge_rows)`, `cols` =
+//! [`sepr_columns`]; the grid holds at least [`sepr_warps`] warps.
+//!
 //! # Box masks
 //!
 //! A mask of `K × K` equal taps `t` (per channel) is the sum of the
@@ -73,28 +96,6 @@
 //! against about 180 for the multiply-add form. The taps parameter holds,
 //! per channel `c`, `t` at float `2cK` and `−2²³·t` at `(2c + 1)K`, and
 //! 2²³ at float 1.
-//! The taps travel by value in the kernel's parameter space (see
-//! [`crate::dev::param`]): the multiply-adds take them as uniform registers
-//! (sm_90) or constant-bank operands (sm_80), and no launch shares them. A
-//! mask narrower than `K`, or off centre (scipy's `origin`), is padded with
-//! zero taps to the centred window: zero times a byte adds nothing.
-//!
-//! The host sends constant mode with `cval ≠ 0`, and layouts whose input
-//! base or pitch is not a multiple of 16 bytes (or the output's of 4), to
-//! [`sepchan`](super::sepchan).
-//!
-//! The kernels take `(input, output, width, height, in_pitch, out_pitch,
-//! rows, edge_rows, mode, taps)`: pitches in bytes; the input's base and pitch
-//! multiples of 16, the output's of 4; width and height at least `K`;
-//! `rows` the output rows of each band, `edge_rows` those of the bands
-//! of the first and last warp columns ([`sepr_task`]); `mode` a
-//! [`Boundary`](super::Boundary) raw value (constant mode: zeros); `taps`
-//! [`SEPR_PARAM_BYTES`] bytes, per channel `c` (`C` of them, the mask
-//! repeated when one serves all) the `K` row taps at `2cK` and the `K`
-//! column taps at `(2c + 1)K`, `f32`, correlation order, centred. Warp
-//! `g` of the grid (blocks of [`SEPR_THREADS`], numbered along `x`) takes
-//! task [`sepr_task`]`(g, cols, height, rows, edge_rows)`, `cols` =
-//! [`sepr_columns`]; the grid holds at least [`sepr_warps`] warps.
 
 /// Threads per block.
 pub const SEPR_THREADS: usize = 256;
