@@ -43,6 +43,7 @@ pub mod tensor;
 pub mod tensor2d;
 
 pub use boundary::{Boundary, map_index};
+use sepreg::{SEPR_MIN_BLOCKS, SEPR_THREADS};
 use sepstream::seps_min_blocks;
 
 /// Bytes of the mask parameter of the run-time constant-mask kernels
@@ -101,20 +102,20 @@ pub const LAUNCH_BOUNDS_MIN_SM: u32 = 90;
 /// them. Every launch of these kernels uses at most `T` threads (256:
 /// [`conv1d`] uses 256-thread blocks, [`conv2d`] blocks of 32 × at most 8).
 pub const LAUNCH_BOUNDS: &[(&str, u32, u32)] = &[
-    ("conv2d_sepr1_u8_w3", 256, 2),
-    ("conv2d_sepr3_u8_w3", 256, 2),
-    ("conv2d_sepr4_u8_w3", 256, 2),
-    ("conv2d_sepr1_u8_w5", 256, 2),
-    ("conv2d_sepr3_u8_w5", 256, 2),
-    ("conv2d_sepr4_u8_w5", 256, 2),
-    ("conv2d_sepr1_u8_w7", 256, 2),
-    ("conv2d_sepb1_u8_w3", 256, 2),
-    ("conv2d_sepb3_u8_w3", 256, 2),
-    ("conv2d_sepb4_u8_w3", 256, 2),
-    ("conv2d_sepb1_u8_w5", 256, 2),
-    ("conv2d_sepb3_u8_w5", 256, 2),
-    ("conv2d_sepb4_u8_w5", 256, 2),
-    ("conv2d_sepb1_u8_w7", 256, 2),
+    ("conv2d_sepr1_u8_w3", SEPR_THREADS as u32, SEPR_MIN_BLOCKS as u32),
+    ("conv2d_sepr3_u8_w3", SEPR_THREADS as u32, SEPR_MIN_BLOCKS as u32),
+    ("conv2d_sepr4_u8_w3", SEPR_THREADS as u32, SEPR_MIN_BLOCKS as u32),
+    ("conv2d_sepr1_u8_w5", SEPR_THREADS as u32, SEPR_MIN_BLOCKS as u32),
+    ("conv2d_sepr3_u8_w5", SEPR_THREADS as u32, SEPR_MIN_BLOCKS as u32),
+    ("conv2d_sepr4_u8_w5", SEPR_THREADS as u32, SEPR_MIN_BLOCKS as u32),
+    ("conv2d_sepr1_u8_w7", SEPR_THREADS as u32, SEPR_MIN_BLOCKS as u32),
+    ("conv2d_sepb1_u8_w3", SEPR_THREADS as u32, SEPR_MIN_BLOCKS as u32),
+    ("conv2d_sepb3_u8_w3", SEPR_THREADS as u32, SEPR_MIN_BLOCKS as u32),
+    ("conv2d_sepb4_u8_w3", SEPR_THREADS as u32, SEPR_MIN_BLOCKS as u32),
+    ("conv2d_sepb1_u8_w5", SEPR_THREADS as u32, SEPR_MIN_BLOCKS as u32),
+    ("conv2d_sepb3_u8_w5", SEPR_THREADS as u32, SEPR_MIN_BLOCKS as u32),
+    ("conv2d_sepb4_u8_w5", SEPR_THREADS as u32, SEPR_MIN_BLOCKS as u32),
+    ("conv2d_sepb1_u8_w7", SEPR_THREADS as u32, SEPR_MIN_BLOCKS as u32),
     ("conv2d_seps_f32_h1", 32, seps_min_blocks(1)),
     ("conv2d_seps_f32_h2", 32, seps_min_blocks(2)),
     ("conv2d_seps_f32_h3", 32, seps_min_blocks(3)),

@@ -100,6 +100,9 @@
 /// Threads per block.
 pub const SEPR_THREADS: usize = 256;
 
+/// Blocks per SM the launch bounds ask `ptxas` to fit.
+pub const SEPR_MIN_BLOCKS: usize = 2;
+
 /// Bytes of the taps parameter: up to 4 channels × 2 axes × 7 taps.
 pub const SEPR_PARAM_BYTES: usize = 4 * 2 * 7 * 4;
 
