@@ -291,7 +291,6 @@ KERNEL_GM(conv1d_fast_gm_f32, FAST(GlobalMask, 0), 256, 4)
 KERNEL_PARAM(conv1d_const_short_f32, direct, FIXED_TAPS, 256, 8)
 KERNEL_PARAM(conv1d_tiled_short_f32, tiled, FIXED_TAPS, 256, 6)
 KERNEL_PARAM(conv1d_tiled_l2_short_f32, tiled_l2, FIXED_TAPS, 256, 6)
-KERNEL_PARAM(conv1d_fast_short_f32, FAST(ParamMask, 0), FIXED_TAPS, 256, 5)
 KERNEL_PARAM(conv1d_fast1_f32, FAST(ParamMask, 1), FIXED_TAPS, 256, 5)
 KERNEL_PARAM(conv1d_fast2_f32, FAST(ParamMask, 2), FIXED_TAPS, 256, 5)
 KERNEL_PARAM(conv1d_fast3_f32, FAST(ParamMask, 3), FIXED_TAPS, 256, 5)
@@ -300,6 +299,14 @@ KERNEL_PARAM(conv1d_fast5_f32, FAST(ParamMask, 5), FIXED_TAPS, 256, 5)
 KERNEL_PARAM(conv1d_fast6_f32, FAST(ParamMask, 6), FIXED_TAPS, 256, 5)
 KERNEL_PARAM(conv1d_fast7_f32, FAST(ParamMask, 7), FIXED_TAPS, 256, 5)
 KERNEL_PARAM(conv1d_fast8_f32, FAST(ParamMask, 8), FIXED_TAPS, 256, 5)
+KERNEL_PARAM(conv1d_fast9_f32, FAST(ParamMask, 9), FIXED_TAPS, 256, 5)
+KERNEL_PARAM(conv1d_fast10_f32, FAST(ParamMask, 10), FIXED_TAPS, 256, 5)
+KERNEL_PARAM(conv1d_fast11_f32, FAST(ParamMask, 11), FIXED_TAPS, 256, 5)
+KERNEL_PARAM(conv1d_fast12_f32, FAST(ParamMask, 12), FIXED_TAPS, 256, 5)
+KERNEL_PARAM(conv1d_fast13_f32, FAST(ParamMask, 13), FIXED_TAPS, 256, 5)
+KERNEL_PARAM(conv1d_fast14_f32, FAST(ParamMask, 14), FIXED_TAPS, 256, 5)
+KERNEL_PARAM(conv1d_fast15_f32, FAST(ParamMask, 15), FIXED_TAPS, 256, 5)
+KERNEL_PARAM(conv1d_fast16_f32, FAST(ParamMask, 16), FIXED_TAPS, 256, 5)
 
 // ---- Tensor cores (kernels-gpu/src/conv/tensor.rs) ----
 //
@@ -318,6 +325,8 @@ KERNEL_PARAM(conv1d_fast8_f32, FAST(ParamMask, 8), FIXED_TAPS, 256, 5)
 #define TC_THREADS (32 * TC_WARPS)
 #define TC_COLUMN_TILES 8
 #define TC_TILE (16 * 8 * TC_COLUMN_TILES * TC_WARPS)
+// Tiles' first inputs 64-byte aligned (coalesce_kernels::conv::tensor::SH_ALIGN).
+#define TC_SH_ALIGN 16
 
 __device__ __forceinline__ size_t tc_ksteps(size_t w) { return 2 * ((w + 15 + 15) / 16); }
 __device__ __forceinline__ size_t tc_padded(size_t i) { return 24 * (i / 16) + i % 16; }
@@ -350,8 +359,8 @@ __device__ __forceinline__ void tensor(const float* input, float* output, size_t
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(table + 4 * i));
     }
     asm volatile("cp.async.commit_group;");
-    const size_t misaligned = ((size_t)input / 4) % 4;
-    const size_t sh = (misaligned + 4 - left % 4) % 4;
+    const size_t misaligned = ((size_t)input / 4) % TC_SH_ALIGN;
+    const size_t sh = (misaligned + TC_SH_ALIGN - left % TC_SH_ALIGN) % TC_SH_ALIGN;
     const size_t tiles = (n + sh + TC_TILE - 1) / TC_TILE;
     auto first = [&](size_t b) { return (long long)(b * TC_TILE) - (long long)sh; };
     auto interior = [&](size_t b) {

@@ -115,15 +115,15 @@ fn f64_every_variant_mode_width_and_length() {
 }
 
 /// Every width from 1 to one past the compile-time fast kernels
-/// (`FAST_FIXED_MAX`): each of `conv1d_fast1` … `conv1d_fast8` at every
+/// (`FAST_FIXED_MAX`): each of `conv1d_fast1` … `conv1d_fast16` at every
 /// width it serves, and every tail length (`w mod 4`) of the lesson
-/// kernels' four-tap steps, in every variant and mode. Then 37, 42, 47
-/// and 48 taps: the run-time fast kernel with 1, 2, 3 and 0 chunks after
+/// kernels' four-tap steps, in every variant and mode. Then 69, 74, 79
+/// and 80 taps: the run-time fast kernel with 1, 2, 3 and 0 chunks after
 /// its four-chunk steps, and the basic kernel's 16-tap loop followed by
 /// each combination of its 8- and 4-tap blocks.
 fn every_width<T: ConvElem + Default>(test: &str, gpu: &Gpu) {
     let (mut rng, seed) = common::rng();
-    for w in (1..=FAST_FIXED_MAX + 1).chain([37, 42, 47, 48]) {
+    for w in (1..=FAST_FIXED_MAX + 1).chain([69, 74, 79, 80]) {
         let mask: Vec<T> = random(&mut rng, w);
         for n in [w - 1, 1001, 4099] {
             let input: Vec<T> = random(&mut rng, n);

@@ -14,6 +14,7 @@
 //! or `PATH`. If absent the tests print one skip line, unless
 //! `COALESCE_REQUIRE_SASS_TOOLS=1` (CI), which makes absence a failure.
 
+use coalesce::conv::{FAST_FIXED_MAX, FAST_OUTPUTS, SHORT_MASK_KERNELS};
 use coalesce::inspect::{Access, Compiled};
 
 mod common;
@@ -160,7 +161,7 @@ fn convolution_kernels_use_shared_and_constant_memory() {
                 assert!(!ops.contains(&"LD") && !ops.contains(&"ST"), "sm_{} {k} uses generic LD/ST", c.arch);
                 assert!(c.has(&k, "BAR.SYNC"), "sm_{} {k}: no barrier", c.arch);
             }
-            let fixed = (1..=8).map(|ch| format!("conv1d_fast{ch}_{ty}"));
+            let fixed = (1..=FAST_FIXED_MAX / FAST_OUTPUTS).map(|ch| format!("conv1d_fast{ch}_{ty}"));
             for k in [format!("conv1d_fast_{ty}"), format!("conv1d_fast_gm_{ty}")].into_iter().chain(fixed) {
                 let sass = c.kernel(&k).unwrap_or_else(|| panic!("sm_{}: {k} missing", c.arch));
                 let wide = sass.iter().any(|i| i.base() == "LDS" && i.opcode.ends_with(".128"));
@@ -170,7 +171,7 @@ fn convolution_kernels_use_shared_and_constant_memory() {
             // The compile-time fast kernels read their taps at fixed
             // offsets of their mask parameter only: no tap load through an
             // address register (`c[0x0][R7+0x240]`, `c[0x0][UR4+0x248]`).
-            for ch in 1..=8 {
+            for ch in 1..=FAST_FIXED_MAX / FAST_OUTPUTS {
                 let k = format!("conv1d_fast{ch}_{ty}");
                 let taps = common::sass::last_param_reads(&c, &k);
                 assert!(!taps.is_empty(), "sm_{} {k}: the mask is not read from its parameter", c.arch);
@@ -178,10 +179,14 @@ fn convolution_kernels_use_shared_and_constant_memory() {
             }
             let ldg = |k: &str| c.kernel(k).unwrap().iter().filter(|i| i.base() == "LDG").count();
             let param_mask = |k: &str| !common::sass::last_param_reads(&c, k).is_empty();
-            for k in ["const", "tiled", "tiled_l2", "fast"] {
-                for k in [format!("conv1d_{k}_{ty}"), format!("conv1d_{k}_short_{ty}")] {
-                    assert!(param_mask(&k), "sm_{} {k}: the mask is not read from its parameter", c.arch);
-                }
+            let shorts =
+                SHORT_MASK_KERNELS.iter().filter(|(long, _)| long.starts_with("conv1d_") && long.ends_with(ty));
+            let shorts: Vec<String> = shorts.map(|&(_, short)| short.to_string()).collect();
+            assert_eq!(shorts.len(), 3, "{ty}: {shorts:?}");
+            for k in
+                ["const", "tiled", "tiled_l2", "fast"].map(|k| format!("conv1d_{k}_{ty}")).into_iter().chain(shorts)
+            {
+                assert!(param_mask(&k), "sm_{} {k}: the mask is not read from its parameter", c.arch);
             }
             // Per multiply-add, the basic kernel loads an input and a tap
             // from global memory; the const kernel only the input (its

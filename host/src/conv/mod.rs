@@ -49,8 +49,8 @@ pub use coalesce_kernels::conv::conv1d::{
     FAST_FIXED_MAX, FAST_OUTPUTS, fast_fixed_chunks, fast_shared_elems, tiled_l2_shared_elems, tiled_shared_elems,
 };
 pub use coalesce_kernels::conv::tensor::{
-    TC_MIN_TAPS, TC_THREADS, TC_TILE, round_tf32, tc_ksteps, tc_mask_table, tc_padded, tc_shared_bytes, tc_span,
-    tc_table_floats,
+    TC_INPUT_ALIGN, TC_MIN_TAPS, TC_THREADS, TC_TILE, round_tf32, tc_ksteps, tc_mask_table, tc_padded, tc_shared_bytes,
+    tc_span, tc_table_floats,
 };
 pub use coalesce_kernels::conv::{Boundary, FIXED_MASK_TAPS, PARAM_MASK_BYTES, SHORT_MASK_KERNELS};
 
@@ -404,8 +404,8 @@ impl std::str::FromStr for Precision {
 /// FMA kernel is faster (measured crossovers: `docs/wide-masks.md`).
 pub const fn tensor_auto_min_taps(precision: Precision) -> usize {
     match precision {
-        Precision::F32 => 40,
-        Precision::Tf32 => 40,
+        Precision::F32 => 33,
+        Precision::Tf32 => 33,
     }
 }
 
@@ -807,9 +807,9 @@ pub fn persistent_grid(plan: Conv1dPlan, sm_count: u32, per_sm: u32) -> Conv1dPl
 pub const FAST_WAVES: u32 = 1;
 
 /// The compile-time form of the fast kernel with `chunks` 4-tap chunks
-/// (`1 ..= 8`, see [`fast_fixed_chunks`]), element type `ty`.
+/// (`1 ..= 16`, see [`fast_fixed_chunks`]), element type `ty`.
 fn fast_fixed_kernel(chunks: usize, ty: &str) -> Result<&'static str> {
-    const F32: [&str; 8] = [
+    const F32: [&str; 16] = [
         "conv1d_fast1_f32",
         "conv1d_fast2_f32",
         "conv1d_fast3_f32",
@@ -818,8 +818,16 @@ fn fast_fixed_kernel(chunks: usize, ty: &str) -> Result<&'static str> {
         "conv1d_fast6_f32",
         "conv1d_fast7_f32",
         "conv1d_fast8_f32",
+        "conv1d_fast9_f32",
+        "conv1d_fast10_f32",
+        "conv1d_fast11_f32",
+        "conv1d_fast12_f32",
+        "conv1d_fast13_f32",
+        "conv1d_fast14_f32",
+        "conv1d_fast15_f32",
+        "conv1d_fast16_f32",
     ];
-    const F64: [&str; 8] = [
+    const F64: [&str; 16] = [
         "conv1d_fast1_f64",
         "conv1d_fast2_f64",
         "conv1d_fast3_f64",
@@ -828,6 +836,14 @@ fn fast_fixed_kernel(chunks: usize, ty: &str) -> Result<&'static str> {
         "conv1d_fast6_f64",
         "conv1d_fast7_f64",
         "conv1d_fast8_f64",
+        "conv1d_fast9_f64",
+        "conv1d_fast10_f64",
+        "conv1d_fast11_f64",
+        "conv1d_fast12_f64",
+        "conv1d_fast13_f64",
+        "conv1d_fast14_f64",
+        "conv1d_fast15_f64",
+        "conv1d_fast16_f64",
     ];
     let names = match ty {
         "f32" => &F32,
@@ -950,8 +966,9 @@ mod tests {
             assert_eq!(kernel(w, Conv1dVariant::Tiled), "conv1d_tiled_short_f32");
             assert_eq!(kernel(w, Conv1dVariant::TiledL2), "conv1d_tiled_l2_short_f32");
         }
-        assert_eq!(kernel(33, Conv1dVariant::Fast), "conv1d_fast_short_f32");
-        assert_eq!(kernel(64, Conv1dVariant::Fast), "conv1d_fast_short_f32");
+        // The fast kernel's compile-time forms cover every mask that fits.
+        assert_eq!(kernel(33, Conv1dVariant::Fast), "conv1d_fast9_f32");
+        assert_eq!(kernel(64, Conv1dVariant::Fast), "conv1d_fast16_f32");
         assert_eq!(kernel(65, Conv1dVariant::Fast), "conv1d_fast_f32");
         assert_eq!(kernel(65, Conv1dVariant::Const), "conv1d_const_f32");
         assert_eq!(plan_1d::<f64>(&l, 64, Conv1dVariant::TiledL2, 99).unwrap().kernel, "conv1d_tiled_l2_short_f64");
@@ -990,16 +1007,22 @@ mod tests {
         assert_eq!(plan_1d::<f64>(&h, 2049, Conv1dVariant::Fast, 9).unwrap().kernel, "conv1d_fast_gm_f64");
         // The compile-time fast kernels: one per 4-tap chunk count up to
         // FAST_FIXED_MAX taps, the run-time one beyond.
-        for (w, k) in
-            [(1, "conv1d_fast1_f32"), (4, "conv1d_fast1_f32"), (5, "conv1d_fast2_f32"), (32, "conv1d_fast8_f32")]
-        {
+        for (w, k) in [
+            (1, "conv1d_fast1_f32"),
+            (4, "conv1d_fast1_f32"),
+            (5, "conv1d_fast2_f32"),
+            (32, "conv1d_fast8_f32"),
+            (33, "conv1d_fast9_f32"),
+            (63, "conv1d_fast16_f32"),
+            (64, "conv1d_fast16_f32"),
+        ] {
             assert_eq!(plan_1d::<f32>(&h, w, Conv1dVariant::Fast, 9).unwrap().kernel, k, "w = {w}");
         }
         assert_eq!(plan_1d::<f64>(&h, 9, Conv1dVariant::Auto, 9).unwrap().kernel, "conv1d_fast3_f64");
         let runtime = |w| plan_1d::<f32>(&h, w, Conv1dVariant::Fast, 9).unwrap().kernel;
-        assert_eq!(runtime(FAST_FIXED_MAX + 1), "conv1d_fast_short_f32");
+        assert_eq!(runtime(FAST_FIXED_MAX + 1), short_mask_form("conv1d_fast_f32", FAST_FIXED_MAX + 1));
         assert_eq!(runtime(FIXED_MASK_TAPS + 1), "conv1d_fast_f32");
-        assert!(fast_fixed_kernel(0, "f32").is_err() && fast_fixed_kernel(9, "f32").is_err());
+        assert!(fast_fixed_kernel(0, "f32").is_err() && fast_fixed_kernel(17, "f32").is_err());
         assert!(fast_fixed_kernel(1, "f16").is_err());
         // A tile that cannot fit: an error naming the limit, and Auto falls back.
         let huge = 100_000;

@@ -10,7 +10,7 @@
 //!
 //! The kernels whose names end in `_gm_f32` / `_gm_f64` are the tiled and
 //! fast kernels with the mask in global memory instead, for masks wider
-//! than the constant array holds. `conv1d_fast1_*` … `conv1d_fast8_*` are
+//! than the constant array holds. `conv1d_fast1_*` … `conv1d_fast16_*` are
 //! the fast kernel for masks of up to [`FAST_FIXED_MAX`] taps with the
 //! number of 4-tap chunks fixed at compile time ([`fast_fixed_chunks`]):
 //! the tap loop unrolled, each tap a constant-bank operand. The
@@ -31,7 +31,7 @@ pub const FAST_OUTPUTS: usize = 4;
 /// The widest mask (taps) with a compile-time form of the fast kernel:
 /// `conv1d_fast{c}_f32` / `_f64` for `c = ceil(w / FAST_OUTPUTS)` in
 /// `1 ..= FAST_FIXED_MAX / FAST_OUTPUTS`, the mask in constant memory.
-pub const FAST_FIXED_MAX: usize = 32;
+pub const FAST_FIXED_MAX: usize = 64;
 
 /// The compile-time form of the fast kernel for a `w`-tap mask in
 /// constant memory, if there is one: its chunk count `ceil(w / 4)`.
@@ -372,7 +372,7 @@ mod kernels {
         mode: u32,
     ) {
         const R: usize = FAST_OUTPUTS;
-        const { assert!(CH == 0 || (M::CONSTANT && CH <= 8)) };
+        const { assert!(CH == 0 || (M::CONSTANT && CH <= 16)) };
         if CH > 0 && w.div_ceil(R) != CH {
             // Not this kernel's mask width (the host never launches it so).
             return;
@@ -468,7 +468,7 @@ mod kernels {
                 let last = w - R * (CH - 1);
                 // SAFETY: base + R ≤ span; base is a multiple of R = 4.
                 let mut lo = unsafe { T::read4(s, base) };
-                unroll!(const C in [0, 1, 2, 3, 4, 5, 6, 7] below CH => {
+                unroll!(const C in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] below CH => {
                     // SAFETY: base + (C + 1)·R + R ≤ R·threads + R·CH = span.
                     let hi = unsafe { T::read4(s, base + (C + 1) * R) };
                     let x = [lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]];
@@ -626,11 +626,9 @@ mod kernels {
     conv1d_kernel!(conv1d_const_short_f32, f32, direct, (param FIXED_F32));
     conv1d_kernel!(conv1d_tiled_short_f32, f32, tiled, (param FIXED_F32));
     conv1d_kernel!(conv1d_tiled_l2_short_f32, f32, tiled_l2, (param FIXED_F32));
-    conv1d_kernel!(conv1d_fast_short_f32, f32, fast, (param FIXED_F32));
     conv1d_kernel!(conv1d_const_short_f64, f64, direct, (param FIXED_F64));
     conv1d_kernel!(conv1d_tiled_short_f64, f64, tiled, (param FIXED_F64));
     conv1d_kernel!(conv1d_tiled_l2_short_f64, f64, tiled_l2, (param FIXED_F64));
-    conv1d_kernel!(conv1d_fast_short_f64, f64, fast, (param FIXED_F64));
     conv1d_kernel!(conv1d_fast1_f32, f32, fast::<_, _, 1>, (param FIXED_F32));
     conv1d_kernel!(conv1d_fast2_f32, f32, fast::<_, _, 2>, (param FIXED_F32));
     conv1d_kernel!(conv1d_fast3_f32, f32, fast::<_, _, 3>, (param FIXED_F32));
@@ -639,6 +637,14 @@ mod kernels {
     conv1d_kernel!(conv1d_fast6_f32, f32, fast::<_, _, 6>, (param FIXED_F32));
     conv1d_kernel!(conv1d_fast7_f32, f32, fast::<_, _, 7>, (param FIXED_F32));
     conv1d_kernel!(conv1d_fast8_f32, f32, fast::<_, _, 8>, (param FIXED_F32));
+    conv1d_kernel!(conv1d_fast9_f32, f32, fast::<_, _, 9>, (param FIXED_F32));
+    conv1d_kernel!(conv1d_fast10_f32, f32, fast::<_, _, 10>, (param FIXED_F32));
+    conv1d_kernel!(conv1d_fast11_f32, f32, fast::<_, _, 11>, (param FIXED_F32));
+    conv1d_kernel!(conv1d_fast12_f32, f32, fast::<_, _, 12>, (param FIXED_F32));
+    conv1d_kernel!(conv1d_fast13_f32, f32, fast::<_, _, 13>, (param FIXED_F32));
+    conv1d_kernel!(conv1d_fast14_f32, f32, fast::<_, _, 14>, (param FIXED_F32));
+    conv1d_kernel!(conv1d_fast15_f32, f32, fast::<_, _, 15>, (param FIXED_F32));
+    conv1d_kernel!(conv1d_fast16_f32, f32, fast::<_, _, 16>, (param FIXED_F32));
     conv1d_kernel!(conv1d_fast1_f64, f64, fast::<_, _, 1>, (param FIXED_F64));
     conv1d_kernel!(conv1d_fast2_f64, f64, fast::<_, _, 2>, (param FIXED_F64));
     conv1d_kernel!(conv1d_fast3_f64, f64, fast::<_, _, 3>, (param FIXED_F64));
@@ -647,4 +653,12 @@ mod kernels {
     conv1d_kernel!(conv1d_fast6_f64, f64, fast::<_, _, 6>, (param FIXED_F64));
     conv1d_kernel!(conv1d_fast7_f64, f64, fast::<_, _, 7>, (param FIXED_F64));
     conv1d_kernel!(conv1d_fast8_f64, f64, fast::<_, _, 8>, (param FIXED_F64));
+    conv1d_kernel!(conv1d_fast9_f64, f64, fast::<_, _, 9>, (param FIXED_F64));
+    conv1d_kernel!(conv1d_fast10_f64, f64, fast::<_, _, 10>, (param FIXED_F64));
+    conv1d_kernel!(conv1d_fast11_f64, f64, fast::<_, _, 11>, (param FIXED_F64));
+    conv1d_kernel!(conv1d_fast12_f64, f64, fast::<_, _, 12>, (param FIXED_F64));
+    conv1d_kernel!(conv1d_fast13_f64, f64, fast::<_, _, 13>, (param FIXED_F64));
+    conv1d_kernel!(conv1d_fast14_f64, f64, fast::<_, _, 14>, (param FIXED_F64));
+    conv1d_kernel!(conv1d_fast15_f64, f64, fast::<_, _, 15>, (param FIXED_F64));
+    conv1d_kernel!(conv1d_fast16_f64, f64, fast::<_, _, 16>, (param FIXED_F64));
 }

@@ -57,7 +57,7 @@ use sepstream::seps_min_blocks;
 pub const PARAM_MASK_BYTES: usize = 4000;
 
 /// Taps in the mask parameter of the compile-time kernels
-/// (`conv1d_fast1` … `conv1d_fast8`: at most 32; `conv2d_strip3/5/7`: at
+/// (`conv1d_fast1` … `conv1d_fast16`: at most 64; `conv2d_strip3/5/7`: at
 /// most 49) and of the short-mask forms of the run-time kernels
 /// ([`SHORT_MASK_KERNELS`]): a small parameter for the kernels that run
 /// most often.
@@ -74,11 +74,9 @@ pub const SHORT_MASK_KERNELS: &[(&str, &str)] = &[
     ("conv1d_const_f32", "conv1d_const_short_f32"),
     ("conv1d_tiled_f32", "conv1d_tiled_short_f32"),
     ("conv1d_tiled_l2_f32", "conv1d_tiled_l2_short_f32"),
-    ("conv1d_fast_f32", "conv1d_fast_short_f32"),
     ("conv1d_const_f64", "conv1d_const_short_f64"),
     ("conv1d_tiled_f64", "conv1d_tiled_short_f64"),
     ("conv1d_tiled_l2_f64", "conv1d_tiled_l2_short_f64"),
-    ("conv1d_fast_f64", "conv1d_fast_short_f64"),
     ("conv2d_const_f32", "conv2d_const_short_f32"),
     ("conv2d_tiled_f32", "conv2d_tiled_short_f32"),
     ("conv2d_fast_f32", "conv2d_fast_short_f32"),
@@ -166,6 +164,14 @@ pub const LAUNCH_BOUNDS: &[(&str, u32, u32)] = &[
     ("conv1d_fast6_f32", 256, 5),
     ("conv1d_fast7_f32", 256, 5),
     ("conv1d_fast8_f32", 256, 5),
+    ("conv1d_fast9_f32", 256, 5),
+    ("conv1d_fast10_f32", 256, 5),
+    ("conv1d_fast11_f32", 256, 5),
+    ("conv1d_fast12_f32", 256, 5),
+    ("conv1d_fast13_f32", 256, 5),
+    ("conv1d_fast14_f32", 256, 5),
+    ("conv1d_fast15_f32", 256, 5),
+    ("conv1d_fast16_f32", 256, 5),
     ("conv1d_fast1_f64", 256, 4),
     ("conv1d_fast2_f64", 256, 4),
     ("conv1d_fast3_f64", 256, 4),
@@ -174,6 +180,14 @@ pub const LAUNCH_BOUNDS: &[(&str, u32, u32)] = &[
     ("conv1d_fast6_f64", 256, 4),
     ("conv1d_fast7_f64", 256, 4),
     ("conv1d_fast8_f64", 256, 4),
+    ("conv1d_fast9_f64", 256, 4),
+    ("conv1d_fast10_f64", 256, 4),
+    ("conv1d_fast11_f64", 256, 4),
+    ("conv1d_fast12_f64", 256, 4),
+    ("conv1d_fast13_f64", 256, 4),
+    ("conv1d_fast14_f64", 256, 4),
+    ("conv1d_fast15_f64", 256, 4),
+    ("conv1d_fast16_f64", 256, 4),
     ("conv1d_fast_gm_f64", 256, 4),
     ("conv2d_basic_f32", 256, 4),
     ("conv2d_const_f32", 256, 4),
@@ -197,11 +211,9 @@ pub const LAUNCH_BOUNDS: &[(&str, u32, u32)] = &[
     ("conv1d_const_short_f32", 256, 8),
     ("conv1d_tiled_short_f32", 256, 6),
     ("conv1d_tiled_l2_short_f32", 256, 6),
-    ("conv1d_fast_short_f32", 256, 5),
     ("conv1d_const_short_f64", 256, 8),
     ("conv1d_tiled_short_f64", 256, 6),
     ("conv1d_tiled_l2_short_f64", 256, 6),
-    ("conv1d_fast_short_f64", 256, 4),
     ("conv2d_const_short_f32", 256, 4),
     ("conv2d_fast_short_f32", 256, 4),
     ("conv2d_const_short_f64", 256, 4),

@@ -109,6 +109,13 @@ pub const fn tc_shared_bytes(w: usize) -> usize {
 /// the `(w + 2)·2^−24` bound of an `f32` dot product of `w` terms.
 pub const TC_MIN_TAPS: usize = 32;
 
+/// Floats (64 bytes) that each tile's first input is aligned to: every
+/// warp's 512-byte run of copies then spans 4 or 5 cache lines, never 5
+/// where 4 would do. 16-byte alignment (4 floats, what `cp.async` needs)
+/// left w = 40 and 56 at 77% of the floor, against 85% and 80% at 64 bytes
+/// (`docs/wide-masks.md`).
+pub const TC_INPUT_ALIGN: usize = 16;
+
 /// `x` rounded to TF32 (10 mantissa bits), to nearest with ties away from
 /// zero (`cvt.rna.tf32.f32`), or truncated where rounding would overflow
 /// to an infinity. Non-finite values are returned unchanged.
@@ -150,7 +157,7 @@ pub fn tc_mask_table(taps: &[f32], table: &mut [f32]) {
 
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_80"))]
 mod kernels {
-    use super::{TC_COLUMN_TILES, TC_THREADS, TC_TILE, tc_ksteps, tc_padded, tc_span, tc_table_floats};
+    use super::{TC_COLUMN_TILES, TC_INPUT_ALIGN, TC_THREADS, TC_TILE, tc_ksteps, tc_padded, tc_span, tc_table_floats};
     use crate::conv::boundary::map_index;
     use crate::conv::elem::{ConvElem, unroll};
     use crate::dev::index::{block_idx_x, grid_dim_x, thread_idx_x};
@@ -168,8 +175,8 @@ mod kernels {
     /// The tensor-core kernel (see the module documentation); `PRECISE`
     /// selects the three-product split, otherwise one TF32 product.
     ///
-    /// Tiles start at `TC_TILE·k − sh`, with `sh < 4` chosen so that every
-    /// tile's first input is 16-byte aligned: interior tiles then arrive by
+    /// Tiles start at `TC_TILE·k − sh`, with `sh <` [`TC_INPUT_ALIGN`] chosen so
+    /// that every tile's first input is 64-byte aligned: interior tiles then arrive by
     /// asynchronous 16-byte copies (`cp.async`) into one of two buffers
     /// while the block computes the other. Tiles at the ends load through
     /// the boundary mode.
@@ -216,9 +223,9 @@ mod kernels {
         }
         commit_group();
         // Tile b covers outputs from TC_TILE·b − sh; its inputs from that
-        // minus `left`, which `sh` makes 16-byte aligned.
-        let misaligned = (input as usize / 4) % 4;
-        let sh = (misaligned + 4 - left % 4) % 4;
+        // minus `left`, which `sh` makes 64-byte aligned.
+        let misaligned = (input as usize / 4) % TC_INPUT_ALIGN;
+        let sh = (misaligned + TC_INPUT_ALIGN - left % TC_INPUT_ALIGN) % TC_INPUT_ALIGN;
         let tiles = (n + sh).div_ceil(TC_TILE);
         let first = |b: usize| (b * TC_TILE) as isize - sh as isize;
         let interior = |b: usize| {
@@ -228,7 +235,7 @@ mod kernels {
         // Starts the copies of interior tile b into `dst`.
         let prefetch = |b: usize, dst: Shared<f32>| {
             // SAFETY: interior(b): [origin, origin + span) lies inside the
-            // input, origin 16-byte aligned (see sh); span is a multiple of
+            // input, origin 64-byte aligned (see sh); span is a multiple of
             // 16, and tc_padded keeps groups of 16 floats together.
             let p = unsafe { input.offset(first(b) - left as isize) };
             let mut k = t;
