@@ -325,7 +325,7 @@ KERNEL_PARAM(conv1d_fast16_f32, FAST(ParamMask, 16), FIXED_TAPS, 256, 5)
 #define TC_THREADS (32 * TC_WARPS)
 #define TC_COLUMN_TILES 8
 #define TC_TILE (16 * 8 * TC_COLUMN_TILES * TC_WARPS)
-// Tiles' first inputs 64-byte aligned (coalesce_kernels::conv::tensor::SH_ALIGN).
+// Tiles' first inputs 64-byte aligned (coalesce_kernels::conv::tensor::TC_INPUT_ALIGN).
 #define TC_SH_ALIGN 16
 
 __device__ __forceinline__ size_t tc_ksteps(size_t w) { return 2 * ((w + 15 + 15) / 16); }

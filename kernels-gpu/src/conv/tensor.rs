@@ -110,9 +110,10 @@ pub const fn tc_shared_bytes(w: usize) -> usize {
 pub const TC_MIN_TAPS: usize = 32;
 
 /// Floats (64 bytes) that each tile's first input is aligned to: every
-/// warp's 512-byte run of copies then spans 4 or 5 cache lines, never 5
-/// where 4 would do. 16-byte alignment (4 floats, what `cp.async` needs)
-/// left w = 40 and 56 at 77% of the floor, against 85% and 80% at 64 bytes
+/// warp's 512-byte run of copies then covers 16 whole 32-byte sectors.
+/// 16-byte alignment (4 floats, what `cp.async` needs) can start a run
+/// halfway into a sector (17 sectors, two half used): it left w = 40 and 56
+/// at 77% of the floor, against 85% and 80% at 64 bytes
 /// (`docs/wide-masks.md`).
 pub const TC_INPUT_ALIGN: usize = 16;
 
