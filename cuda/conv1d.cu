@@ -316,7 +316,10 @@ KERNEL_PARAM(conv1d_fast16_f32, FAST(ParamMask, 16), FIXED_TAPS, 256, 5)
 // holds input rows 2t and 2t + 1 (one 64-bit shared load). f32 accuracy
 // from three products of split operands (heads rounded to nearest with
 // ties away, the remainders passed whole), the two small products
-// accumulated apart. Tiles are double-buffered: the next tile's inputs
+// accumulated apart; from 192 taps (conv1d_tensor_2p_f32) the two small
+// products in one bf16 mma.m16n8k16 (k rows 0-7 the inputs' remainders,
+// 8-15 the inputs, both rounded to bf16; the table packs the taps' heads
+// and remainders to match: tc_mask_table2). Tiles are double-buffered: the next tile's inputs
 // arrive by cp.async while the current one is computed. A tile with an
 // infinite or NaN output is computed again with plain FMAs. The host
 // passes the mask table (coalesce_kernels::conv::tensor::tc_mask_table).
@@ -339,6 +342,21 @@ __device__ __forceinline__ void mma_tf32(float (&acc)[4], const unsigned (&a)[4]
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+__device__ __forceinline__ void mma_bf16(float (&acc)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};"
+        : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// lo and hi rounded to bf16 (nearest, ties to even), lo in the low half.
+__device__ __forceinline__ unsigned pack_bf16x2(float lo, float hi) {
+    unsigned r;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+
 // x's TF32 head (rounded to nearest, ties away) and the remainder x - head.
 __device__ __forceinline__ void split_tf32(float x, unsigned& head, unsigned& rest) {
     head = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
@@ -347,7 +365,8 @@ __device__ __forceinline__ void split_tf32(float x, unsigned& head, unsigned& re
 
 __device__ __forceinline__ bool non_finite(float x) { return (__float_as_uint(x) & 0x7f800000u) == 0x7f800000u; }
 
-template <bool PRECISE>
+// PRODUCTS per step: 1 (TF32), 2 (TF32 head + bf16 small products), 3.
+template <int PRODUCTS>
 __device__ __forceinline__ void tensor(const float* input, float* output, size_t n, const float* mask, size_t w,
                                        size_t left, unsigned mode, const float* table) {
     extern __shared__ __align__(16) float smem[];
@@ -398,18 +417,27 @@ __device__ __forceinline__ void tensor(const float* input, float* output, size_t
                 const size_t q = 2 * p + half;
                 const size_t off = 24 * p + 8 * half;
                 const uint4 h = *reinterpret_cast<const uint4*>(ap + q * 256);
-                const uint4 l = PRECISE ? *reinterpret_cast<const uint4*>(ap + q * 256 + 128) : make_uint4(0, 0, 0, 0);
+                const uint4 l =
+                    PRODUCTS > 1 ? *reinterpret_cast<const uint4*>(ap + q * 256 + 128) : make_uint4(0, 0, 0, 0);
                 const unsigned a_hi[4] = {h.x, h.y, h.z, h.w}, a_lo[4] = {l.x, l.y, l.z, l.w};
 #pragma unroll
                 for (int k = 0; k < TC_COLUMN_TILES; ++k) {
                     const float2 x = *reinterpret_cast<const float2*>(bp + off + k * 24 * 8);
-                    if (PRECISE) {
+                    if (PRODUCTS == 3) {
                         unsigned h0, l0, h1, l1;
                         split_tf32(x.x, h0, l0);
                         split_tf32(x.y, h1, l1);
                         mma_tf32(big[k], a_hi, h0, h1);
                         mma_tf32(small[k], a_hi, l0, l1);
                         mma_tf32(small[k], a_lo, h0, h1);
+                    } else if (PRODUCTS == 2) {
+                        unsigned h0, l0, h1, l1;
+                        split_tf32(x.x, h0, l0);
+                        split_tf32(x.y, h1, l1);
+                        const unsigned lo = pack_bf16x2(__uint_as_float(l0), __uint_as_float(l1));
+                        const unsigned whole = pack_bf16x2(x.x, x.y);
+                        mma_tf32(big[k], a_hi, h0, h1);
+                        mma_bf16(small[k], a_lo, lo, whole);
                     } else {
                         mma_tf32(big[k], a_hi, __float_as_uint(x.x), __float_as_uint(x.y));
                     }
@@ -421,7 +449,7 @@ __device__ __forceinline__ void tensor(const float* input, float* output, size_t
         for (int k = 0; k < TC_COLUMN_TILES; ++k)
 #pragma unroll
             for (int r = 0; r < 4; ++r) {
-                if (PRECISE) big[k][r] += small[k][r];
+                if (PRODUCTS > 1) big[k][r] += small[k][r];
                 bad |= non_finite(big[k][r]);
             }
         const long long tile_first = first(b);
@@ -455,12 +483,18 @@ __device__ __forceinline__ void tensor(const float* input, float* output, size_t
 extern "C" __global__ void LAUNCH_BOUNDS(128, 4) conv1d_tensor_f32(const float* input, float* output, size_t n,
                                                                     const float* mask, unsigned w, unsigned left,
                                                                     unsigned mode, const float* table) {
-    tensor<true>(input, output, n, mask, w, left, mode, table);
+    tensor<3>(input, output, n, mask, w, left, mode, table);
+}
+
+extern "C" __global__ void LAUNCH_BOUNDS(128, 4) conv1d_tensor_2p_f32(const float* input, float* output, size_t n,
+                                                                     const float* mask, unsigned w, unsigned left,
+                                                                     unsigned mode, const float* table) {
+    tensor<2>(input, output, n, mask, w, left, mode, table);
 }
 
 extern "C" __global__ void LAUNCH_BOUNDS(128, 4) conv1d_tensor_tf32_f32(const float* input, float* output, size_t n,
                                                                          const float* mask, unsigned w, unsigned left,
                                                                          unsigned mode, const float* table) {
-    tensor<false>(input, output, n, mask, w, left, mode, table);
+    tensor<1>(input, output, n, mask, w, left, mode, table);
 }
 #endif

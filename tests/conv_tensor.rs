@@ -14,7 +14,7 @@ mod common;
 
 use coalesce::conv::reference::{Checked, compare, correlate1d_bounded, correlate1d_checked};
 use coalesce::conv::{
-    Boundary, Conv1d, Conv1dVariant, ConvOp, Precision, TC_INPUT_ALIGN, TC_MIN_TAPS, TC_TILE, tc_ksteps,
+    Boundary, Conv1d, Conv1dVariant, ConvOp, Precision, TC_INPUT_ALIGN, TC_MIN_TAPS, TC_TILE, TC2_MIN_TAPS, tc_ksteps,
     tensor_auto_min_taps,
 };
 use coalesce::{Error, Gpu};
@@ -84,7 +84,26 @@ fn every_mode_width_and_length_at_both_precisions() {
     let gpu = gpu_or_skip!();
     let Some(()) = tensor_gpu(&gpu, "every_mode_width_and_length_at_both_precisions") else { return };
     let (mut rng, seed) = common::rng();
-    for w in [TC_MIN_TAPS, 33, 40, 48, 63, 64, 65, 100, 127, 128, 129, 200, 255, 256, 257, 511] {
+    for w in [
+        TC_MIN_TAPS,
+        33,
+        40,
+        48,
+        63,
+        64,
+        65,
+        100,
+        127,
+        128,
+        129,
+        TC2_MIN_TAPS - 1,
+        TC2_MIN_TAPS,
+        200,
+        255,
+        256,
+        257,
+        511,
+    ] {
         let mask = random(&mut rng, w);
         let halo = 8 * tc_ksteps(w);
         let mut lengths = vec![
@@ -128,9 +147,11 @@ fn every_mode_width_and_length_at_both_precisions() {
 }
 
 /// Inputs and taps over a wide dynamic range (magnitudes 2^−40 … 2^40,
-/// both signs), and sums that cancel (neighbouring inputs of equal size and
-/// opposite sign under a symmetric mask): the split products keep the
-/// `f32` bound, which is relative to the sum of the terms' magnitudes.
+/// both signs), sums that cancel (neighbouring inputs of equal size and
+/// opposite sign under a symmetric mask), and constant inputs under equal
+/// taps (every product's rounding error the same, so they add up instead
+/// of averaging out): the split products keep the `f32` bound, which is
+/// relative to the sum of the terms' magnitudes.
 #[test]
 fn split_products_keep_f32_accuracy_on_adversarial_inputs() {
     let gpu = gpu_or_skip!();
@@ -147,8 +168,13 @@ fn split_products_keep_f32_accuracy_on_adversarial_inputs() {
             })
             .collect()
     };
-    for w in [TC_MIN_TAPS, 64, 127, 255] {
-        let cases: [(&str, Vec<f32>, Vec<f32>); 3] = [
+    for w in [TC_MIN_TAPS, 64, 127, TC2_MIN_TAPS, 255] {
+        // Constants whose splits round the most: a remainder just under
+        // half a TF32 unit, and bf16 roundings of both parts near half a
+        // bf16 unit; and one drawn at random.
+        let awkward = f32::from_bits(0x3f80_0fff) * 1.0039;
+        let constant = rng.random_range(0.5f32..1.0);
+        let cases: [(&str, Vec<f32>, Vec<f32>); 5] = [
             ("wide range", wide(&mut rng, n), wide(&mut rng, w)),
             (
                 "cancelling",
@@ -168,6 +194,8 @@ fn split_products_keep_f32_accuracy_on_adversarial_inputs() {
                 m.iter_mut().for_each(|v| *v *= 2f32.powi(-12));
                 m
             }),
+            ("constant, awkward", vec![awkward; n], vec![f32::from_bits(0x3f80_0fff) * 1.0117; w]),
+            ("constant", vec![constant; n], vec![rng.random_range(0.5f32..1.0); w]),
         ];
         for (name, input, mask) in cases {
             for mode in [Boundary::Zero, Boundary::Reflect, Boundary::Wrap] {
@@ -221,7 +249,7 @@ fn auto_takes_the_tensor_cores_from_the_crossover_width() {
             let want = if tensor && w >= min { Conv1dVariant::Tensor } else { Conv1dVariant::Fast };
             assert_eq!(plan.variant, want, "w={w} {}: {}", precision.name(), plan.kernel);
             if want == Conv1dVariant::Tensor {
-                assert_eq!(plan.kernel, precision.tensor_kernel());
+                assert_eq!(plan.kernel, precision.tensor_kernel(w));
             }
         }
     }
@@ -243,24 +271,34 @@ fn auto_takes_the_tensor_cores_from_the_crossover_width() {
 }
 
 /// One convolution shared by threads, each on its own stream and its own
-/// buffers, the mask table built once under contention.
+/// buffers, the mask tables built once under contention: at 127 taps one
+/// table serves both precisions; at 255 each precision has its own (two
+/// products at `f32`, one at TF32), and threads alternate between them.
 #[test]
 fn threads_share_one_tensor_convolution() {
     let gpu = gpu_or_skip!();
     let Some(()) = tensor_gpu(&gpu, "threads_share_one_tensor_convolution") else { return };
     let (mut rng, seed) = common::rng();
-    let mask = random(&mut rng, 127);
-    let conv = Conv1d::new(&gpu, &mask, ConvOp::Correlate, Boundary::Reflect).unwrap();
-    let inputs: Vec<Vec<f32>> = (0..8).map(|k| random(&mut rng, 2 * TC_TILE + 33 * k + 1)).collect();
+    for w in [127, 255] {
+        threads_share(&gpu, &mut rng, seed, w);
+    }
+}
+
+fn threads_share(gpu: &Gpu, rng: &mut StdRng, seed: u64, w: usize) {
+    let mask = random(rng, w);
+    let conv = Conv1d::new(gpu, &mask, ConvOp::Correlate, Boundary::Reflect).unwrap();
+    let inputs: Vec<Vec<f32>> = (0..8).map(|k| random(rng, 2 * TC_TILE + 33 * k + 1)).collect();
     std::thread::scope(|s| {
         for (k, input) in inputs.iter().enumerate() {
-            let (gpu, conv) = (&gpu, &conv);
+            let conv = &conv;
             s.spawn(move || {
                 let stream = gpu.new_stream().unwrap();
-                let mine = conv.on(&stream).unwrap();
-                let want = correlate1d_checked(input, mine.taps(), mine.left(), mine.mode()).unwrap();
+                let precision = Precision::ALL[k % 2];
+                let mine = conv.on(&stream).unwrap().with_precision(precision);
+                let want = want(&mine, input);
                 for round in 0..5 {
-                    check(mine.gpu(), &mine, input, k % 2, &want, &format!("seed={seed} thread {k} round {round}"));
+                    let what = format!("seed={seed} w={w} thread {k} {} round {round}", precision.name());
+                    check(mine.gpu(), &mine, input, k % 2, &want, &what);
                 }
             });
         }

@@ -72,7 +72,7 @@ fn twins_carry_the_same_launch_bounds() {
             twins += 1;
         }
     }
-    assert_eq!(twins, 58, "twins with launch bounds (all but conv2d_tiled_f32 and conv2d_tiled_short_f32)");
+    assert_eq!(twins, 59, "twins with launch bounds (all but conv2d_tiled_f32 and conv2d_tiled_short_f32)");
 }
 
 /// `(name, T, B)` of each twin: `KERNEL_GM(name, algo, T, B)` and

@@ -1,6 +1,6 @@
 //! SASS of the tensor-core kernels, 1D and 2D (no GPU needed): on sm_90 they run
-//! `HMMA` (three per column group and step at `f32` precision, one at
-//! TF32), bring their inputs in by `cp.async` (`LDGSTS`), read shared
+//! `HMMA` (per column group and step three TF32 at `f32` precision, or
+//! one TF32 and one bf16 in the two-product form, one at TF32), bring their inputs in by `cp.async` (`LDGSTS`), read shared
 //! memory 64 and 128 bits at a time, and keep everything in registers (no
 //! stack frame, no spills, no local memory). The sm_70 PTX holds none of
 //! them (TF32 `mma` needs sm_80), and the throughput probes compile to
@@ -8,8 +8,8 @@
 
 mod common;
 
-use coalesce::conv::Precision;
 use coalesce::conv::conv2d::t2_kernel;
+use coalesce::conv::{TcProducts, tensor_kernel_of};
 use coalesce::inspect::Compiled;
 use coalesce::ptx;
 use common::sass::compiled;
@@ -29,14 +29,27 @@ fn count(ops: &[String], prefix: &str) -> usize {
 #[test]
 fn tensor_kernels_run_hmma_from_registers() {
     for c in compiled("tensor_kernels_run_hmma_from_registers").into_iter().filter(|c| c.arch >= 80) {
-        for precision in Precision::ALL {
-            let k = precision.tensor_kernel();
+        for products in [TcProducts::One, TcProducts::Two, TcProducts::Three] {
+            let k = tensor_kernel_of(products);
             let o = ops(&c, k);
             let hmma = count(&o, "HMMA.1688.F32.TF32");
+            let bf16 = count(&o, "HMMA.16816.F32.BF16");
             // Eight column groups per warp and two steps per pass of the
-            // step loop: 16 (TF32) or 48 (f32) HMMA in its body.
-            let per_step = if precision == Precision::F32 { 3 } else { 1 };
-            assert!(hmma >= 16 * per_step, "sm_{} {k}: {hmma} HMMA", c.arch);
+            // step loop: per step and group one TF32 HMMA (the heads),
+            // plus two more TF32 (three products) or one bf16 (two).
+            let (tf32_per_step, bf16_per_step) = match products {
+                TcProducts::One => (1, 0),
+                TcProducts::Two => (1, 1),
+                TcProducts::Three => (3, 0),
+            };
+            assert!(hmma >= 16 * tf32_per_step, "sm_{} {k}: {hmma} TF32 HMMA", c.arch);
+            assert!(bf16 >= 16 * bf16_per_step, "sm_{} {k}: {bf16} bf16 HMMA", c.arch);
+            if bf16_per_step == 0 {
+                assert_eq!(bf16, 0, "sm_{} {k}: bf16 HMMA", c.arch);
+            } else {
+                // Two bf16 pairs per step and group: F2FP packs.
+                assert!(count(&o, "F2FP.BF16") >= 32, "sm_{} {k}: no bf16 packing", c.arch);
+            }
             assert!(count(&o, "LDGSTS") >= 1, "sm_{} {k}: no cp.async", c.arch);
             assert!(o.iter().any(|x| x == "LDS.64") && o.iter().any(|x| x == "LDS.128"), "sm_{} {k}", c.arch);
             assert!(!o.iter().any(|x| x.starts_with("LDL") || x.starts_with("STL")), "sm_{} {k}: local memory", c.arch);
@@ -111,6 +124,7 @@ fn sm70_ptx_has_no_tensor_kernels() {
     };
     for k in [
         "conv1d_tensor_f32",
+        "conv1d_tensor_2p_f32",
         "conv1d_tensor_tf32_f32",
         "tc_peak_mma_tf32",
         "conv2d_tensor_s2_f32",

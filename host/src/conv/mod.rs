@@ -49,8 +49,8 @@ pub use coalesce_kernels::conv::conv1d::{
     FAST_FIXED_MAX, FAST_OUTPUTS, fast_fixed_chunks, fast_shared_elems, tiled_l2_shared_elems, tiled_shared_elems,
 };
 pub use coalesce_kernels::conv::tensor::{
-    TC_INPUT_ALIGN, TC_MIN_TAPS, TC_THREADS, TC_TILE, round_tf32, tc_ksteps, tc_mask_table, tc_padded, tc_shared_bytes,
-    tc_span, tc_table_floats,
+    TC_INPUT_ALIGN, TC_MIN_TAPS, TC_THREADS, TC_TILE, TC2_MIN_TAPS, TcProducts, round_bf16, round_tf32, tc_ksteps,
+    tc_mask_table, tc_mask_table2, tc_padded, tc_shared_bytes, tc_span, tc_table_floats, tc2_fits,
 };
 pub use coalesce_kernels::conv::{Boundary, FIXED_MASK_TAPS, PARAM_MASK_BYTES, SHORT_MASK_KERNELS};
 
@@ -352,7 +352,9 @@ impl std::str::FromStr for Conv1dVariant {
 pub enum Precision {
     /// `f32` accuracy: each product from three TF32 products of split
     /// operands, within the error bound the FMA kernels are tested at
-    /// ([`reference::Checked`]).
+    /// ([`reference::Checked`]); from [`TC2_MIN_TAPS`] taps, where that
+    /// bound leaves room, two (the head in TF32, both small products in
+    /// one bf16 `mma`).
     #[default]
     F32,
     /// One TF32 product per tap (inputs truncated to 10 mantissa bits,
@@ -374,14 +376,32 @@ impl Precision {
         }
     }
 
-    /// The tensor-core kernel of this precision.
-    pub fn tensor_kernel(self) -> &'static str {
+    /// The products per step the tensor-core kernel of this precision
+    /// takes for a `w`-tap mask.
+    pub fn tensor_products(self, w: usize) -> TcProducts {
         match self {
-            Precision::F32 => "conv1d_tensor_f32",
-            Precision::Tf32 => "conv1d_tensor_tf32_f32",
+            Precision::F32 if w >= TC2_MIN_TAPS => TcProducts::Two,
+            Precision::F32 => TcProducts::Three,
+            Precision::Tf32 => TcProducts::One,
         }
     }
 
+    /// The tensor-core kernel of this precision for a `w`-tap mask.
+    pub fn tensor_kernel(self, w: usize) -> &'static str {
+        tensor_kernel_of(self.tensor_products(w))
+    }
+}
+
+/// The 1D tensor-core kernel of `products` products per step.
+pub fn tensor_kernel_of(products: TcProducts) -> &'static str {
+    match products {
+        TcProducts::Three => "conv1d_tensor_f32",
+        TcProducts::Two => "conv1d_tensor_2p_f32",
+        TcProducts::One => "conv1d_tensor_tf32_f32",
+    }
+}
+
+impl Precision {
     /// The error bound of [`Precision::Tf32`] for an output whose terms'
     /// magnitudes sum to `abs` over `w` taps: `3·2^−11` per product (the
     /// input's truncation, `2^−10`, and the tap's rounding, `2^−11`), plus
@@ -444,6 +464,9 @@ impl Conv1dPlan {
     }
 }
 
+/// A tensor-core mask table on the device.
+type TcTable = Arc<DeviceBuffer<f32>>;
+
 /// A 1D convolution ready to run: mask, operation and boundary mode, with
 /// the mask already on the device.
 pub struct Conv1d<T: ConvElem> {
@@ -455,9 +478,12 @@ pub struct Conv1d<T: ConvElem> {
     mask: Arc<DeviceBuffer<T>>,
     params: Arc<MaskParams>,
     precision: Precision,
-    /// The tensor-core kernels' mask table ([`tc_mask_table`]), built on
-    /// first use and shared by the clones [`Conv1d::on`] makes.
-    table: Arc<Mutex<Option<Arc<DeviceBuffer<f32>>>>>,
+    /// The tensor-core kernels' mask tables, built on first use and shared
+    /// by the clones [`Conv1d::on`] and [`Conv1d::with_precision`] make:
+    /// [`tc_mask_table`] (one and three products), then
+    /// [`tc_mask_table2`] (two). Neither is replaced once built, so a
+    /// launch in flight never loses its table.
+    table: Arc<Mutex<[Option<TcTable>; 2]>>,
     /// [`Conv1d::tensor_support`], found once (`Auto` asks on every plan).
     support: Arc<std::sync::OnceLock<std::result::Result<(), String>>>,
 }
@@ -487,7 +513,7 @@ impl<T: ConvElem> Conv1d<T> {
             mask: Arc::new(dev),
             params,
             precision: Precision::F32,
-            table: Arc::new(Mutex::new(None)),
+            table: Arc::new(Mutex::new([None, None])),
             support: Arc::new(std::sync::OnceLock::new()),
         })
     }
@@ -530,7 +556,8 @@ impl<T: ConvElem> Conv1d<T> {
         }
         let info = self.gpu.info();
         // Both precisions' kernels (the answer is kept for every precision).
-        if info.cc_major < 8 || Precision::ALL.iter().any(|p| self.gpu.param_sizes(p.tensor_kernel()).is_err()) {
+        let kernels = [TcProducts::One, TcProducts::Two, TcProducts::Three].map(tensor_kernel_of);
+        if info.cc_major < 8 || kernels.iter().any(|k| self.gpu.param_sizes(k).is_err()) {
             return Err(format!(
                 "{} is sm_{}{}; the tensor-core kernels need sm_80 or newer and PTX built for it",
                 info.name, info.cc_major, info.cc_minor
@@ -547,15 +574,22 @@ impl<T: ConvElem> Conv1d<T> {
         Ok(())
     }
 
-    /// The tensor-core mask table on the device, built on first use.
+    /// The mask table of this precision's tensor-core kernel on the
+    /// device, built on first use.
     fn tensor_table(&self) -> Result<Arc<DeviceBuffer<f32>>> {
-        let mut slot = self.table.lock().unwrap_or_else(|e| e.into_inner());
+        let two = self.precision.tensor_products(self.taps.len()) == TcProducts::Two;
+        let mut slots = self.table.lock().unwrap_or_else(|e| e.into_inner());
+        let slot = &mut slots[two as usize];
         if let Some(t) = slot.as_ref() {
             return Ok(t.clone());
         }
         let taps: Vec<f32> = self.taps.iter().map(|t| t.to_f64() as f32).collect();
         let mut table = vec![0.0f32; tc_table_floats(taps.len())];
-        tc_mask_table(&taps, &mut table);
+        if two {
+            tc_mask_table2(&taps, &mut table);
+        } else {
+            tc_mask_table(&taps, &mut table);
+        }
         let dev = Arc::new(self.gpu.upload(&table)?);
         *slot = Some(dev.clone());
         Ok(dev)
@@ -687,7 +721,7 @@ impl<T: ConvElem> Conv1d<T> {
         // mutably); the mask buffer holds `w` taps, and so does the mask
         // parameter of a constant kernel; `left < w`; the dynamic shared
         // memory is the kernel's layout function's size; the tensor
-        // kernels' table is the taps' tc_mask_table.
+        // kernels' table is the taps' table for that kernel (tensor_table).
         unsafe { target.launch(plan.kernel, &plan.launch_config(), &args)? };
         Ok(plan)
     }
@@ -772,7 +806,7 @@ pub fn plan_1d_at<T: ConvElem>(
     })?;
     let global = mask == MaskSource::Global && algo != "basic";
     let kernel = match fast_fixed_chunks(w) {
-        _ if algo == "tensor" => precision.tensor_kernel(),
+        _ if algo == "tensor" => precision.tensor_kernel(w),
         Some(chunks) if algo == "fast" && !global => fast_fixed_kernel(chunks, T::NAME)?,
         _ => short_mask_form(kernel_name(algo, global, T::NAME)?, w),
     };

@@ -219,6 +219,7 @@ pub const LAUNCH_BOUNDS: &[(&str, u32, u32)] = &[
     ("conv2d_const_short_f64", 256, 4),
     ("conv2d_fast_short_f64", 256, 2),
     ("conv1d_tensor_f32", 128, 4),
+    ("conv1d_tensor_2p_f32", 128, 4),
     ("conv1d_tensor_tf32_f32", 128, 4),
     ("conv2d_tensor_s2_f32", 128, 3),
     ("conv2d_tensor_s3_f32", 128, 3),

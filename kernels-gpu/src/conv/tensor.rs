@@ -45,6 +45,23 @@
 //! one `mma` per step on the raw inputs (truncated to TF32 by the tensor
 //! core).
 //!
+//! # Two products for wide masks
+//!
+//! From [`TC2_MIN_TAPS`] taps the `f32`-accurate kernel is
+//! `conv1d_tensor_2p_f32`: the head product as above, and both small ones in
+//! one bf16 `mma.m16n8k16` (the same instruction time as a TF32
+//! `m16n8k8`, twice the `k`): `k` rows 0–7 of its `B` are the inputs'
+//! remainders `lᵪ`, rows 8–15 the inputs themselves, and `A` holds `h_m`
+//! against the first and `l_m = m − h_m` against the second, all rounded
+//! to bf16 (8 significant bits). That is `h_m·lᵪ + l_m·x`, exactly
+//! `m·x − h_m·hᵪ` before the roundings, which cost at most `2·2^−8` of
+//! each small product (each at most `2^−11` of `|m·x|`): `2^−17` of
+//! `|m·x|` in all, eight times the three-product split's `2^−20` (the
+//! table: [`tc_mask_table2`]). With the `Q` roundings of the sum that fits
+//! the `(w + 2)·2^−24` bound once `w ≥ 130 + 2Q` ([`tc2_fits`]), from 182
+//! taps on. Two `mma` instead of three per step, where the three-product
+//! kernel is bound by its `mma` work (`docs/wide-masks.md`).
+//!
 //! A tile with an infinite or NaN output is computed again with plain
 //! `f32` fused multiply-adds, so infinities and NaNs come out exactly as
 //! the FMA kernels give them: the band's zeros would otherwise turn `0·∞`
@@ -109,6 +126,79 @@ pub const fn tc_shared_bytes(w: usize) -> usize {
 /// the `(w + 2)·2^−24` bound of an `f32` dot product of `w` terms.
 pub const TC_MIN_TAPS: usize = 32;
 
+/// The products per step of a tensor-core kernel, its const parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum TcProducts {
+    /// One TF32 product on the raw inputs (`Precision::Tf32`).
+    One = 1,
+    /// The head product in TF32 and both small ones in one bf16 `mma`
+    /// (`f32` accuracy from [`TC2_MIN_TAPS`] taps).
+    Two = 2,
+    /// Three TF32 products of split operands (`f32` accuracy from
+    /// [`TC_MIN_TAPS`] taps).
+    Three = 3,
+}
+
+/// Whether the two-product kernel's error fits the `(w + 2)·2^−24` bound
+/// of an `f32` dot product for a `w`-tap mask, in units of `2^−24` of
+/// `Σ|terms|`: at most 130 for the products (`(2^−7 + 2^−16)·(1 + 2^−11)`
+/// of the two small products, each at most `2^−11` of the term: the bf16
+/// roundings of both their factors), 2 per rounding (toward zero) of the
+/// `Q` steps' sums, and 2 for the small sum's roundings and the final
+/// addition: `130 + 2Q + 2 ≤ w + 2`.
+pub const fn tc2_fits(w: usize) -> bool {
+    130 + 2 * tc_ksteps(w) + 2 <= w + 2
+}
+
+/// The narrowest mask the `f32`-accurate kernel takes with two products
+/// per step ([`TcProducts::Two`]); below, three. [`tc2_fits`] holds from
+/// 182 taps.
+pub const TC2_MIN_TAPS: usize = 192;
+
+/// `x` rounded to bf16 (8 significant bits) to nearest, ties to even, as
+/// `cvt.rn.bf16x2.f32` does: the upper 16 bits of the result. A NaN stays
+/// a (quiet) NaN.
+pub fn round_bf16(x: f32) -> u16 {
+    let bits = x.to_bits();
+    if x.is_nan() {
+        return ((bits >> 16) | 0x40) as u16;
+    }
+    ((bits + 0x7fff + ((bits >> 16) & 1)) >> 16) as u16
+}
+
+/// The two-product kernel's mask table ([`TcProducts::Two`]) for the
+/// correlation taps `taps`: per step `q` and lane `(g, t)`, the TF32 `A`
+/// fragment's heads as in [`tc_mask_table`] (four floats at
+/// `4·(64q + lane)`), then the bf16 `A` fragment of the small products,
+/// four 32-bit words at `4·(64q + 32 + lane)` (two bf16 each, the lower
+/// column in the low half): `h[8q + 2t − g]` and `h[8q + 2t + 1 − g]`,
+/// the same 8 taps earlier (rows `g + 8`), then `l` at the same taps, with
+/// `h` the tap's TF32 head and `l = m − h` (exact), both rounded to bf16.
+/// The words are stored as the `f32` of their bits.
+/// `tc_table_floats(taps.len())` floats.
+pub fn tc_mask_table2(taps: &[f32], table: &mut [f32]) {
+    let w = taps.len();
+    let tap = |k: isize| if k >= 0 && (k as usize) < w { taps[k as usize] } else { 0.0 };
+    let pair = |lo: f32, hi: f32| f32::from_bits(round_bf16(lo) as u32 | (round_bf16(hi) as u32) << 16);
+    for (q, step) in table.chunks_exact_mut(2 * 32 * 4).enumerate() {
+        let (heads, cross) = step.split_at_mut(32 * 4);
+        for lane in 0..32 {
+            let (g, t) = ((lane / 4) as isize, (lane % 4) as isize);
+            let base = 8 * q as isize + 2 * t - g;
+            for (r, k) in [base, base - 8, base + 1, base - 7].into_iter().enumerate() {
+                heads[4 * lane + r] = round_tf32(tap(k));
+            }
+            let head = |k: isize| round_tf32(tap(k));
+            let rest = |k: isize| tap(k) - round_tf32(tap(k));
+            cross[4 * lane] = pair(head(base), head(base + 1));
+            cross[4 * lane + 1] = pair(head(base - 8), head(base - 7));
+            cross[4 * lane + 2] = pair(rest(base), rest(base + 1));
+            cross[4 * lane + 3] = pair(rest(base - 8), rest(base - 7));
+        }
+    }
+}
+
 /// Floats (64 bytes) that each tile's first input is aligned to: every
 /// warp's 512-byte run of copies then covers 16 whole 32-byte sectors.
 /// 16-byte alignment (4 floats, what `cp.async` needs) can start a run
@@ -158,11 +248,14 @@ pub fn tc_mask_table(taps: &[f32], table: &mut [f32]) {
 
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_80"))]
 mod kernels {
-    use super::{TC_COLUMN_TILES, TC_INPUT_ALIGN, TC_THREADS, TC_TILE, tc_ksteps, tc_padded, tc_span, tc_table_floats};
+    use super::{
+        TC_COLUMN_TILES, TC_INPUT_ALIGN, TC_THREADS, TC_TILE, TcProducts, tc_ksteps, tc_padded, tc_span,
+        tc_table_floats,
+    };
     use crate::conv::boundary::map_index;
     use crate::conv::elem::{ConvElem, unroll};
     use crate::dev::index::{block_idx_x, grid_dim_x, thread_idx_x};
-    use crate::dev::mma::{ld_shared_v2, ld_shared_v4, mma_tf32, split_tf32, sync_threads_or};
+    use crate::dev::mma::{ld_shared_v2, ld_shared_v4, mma_bf16, mma_tf32, pack_bf16x2, split_tf32, sync_threads_or};
     use crate::dev::pipeline::{commit_group, copy16, wait_group};
     use crate::dev::shared::{Shared, dynamic};
     use crate::dev::sync::sync_threads;
@@ -173,8 +266,8 @@ mod kernels {
         x.to_bits() & 0x7f80_0000 == 0x7f80_0000
     }
 
-    /// The tensor-core kernel (see the module documentation); `PRECISE`
-    /// selects the three-product split, otherwise one TF32 product.
+    /// The tensor-core kernel (see the module documentation); `P` is a
+    /// [`TcProducts`] as `u8`: the products per step.
     ///
     /// Tiles start at `TC_TILE·k − sh`, with `sh <` [`TC_INPUT_ALIGN`] chosen so
     /// that every tile's first input is 64-byte aligned: interior tiles then arrive by
@@ -184,12 +277,12 @@ mod kernels {
     ///
     /// # Safety
     /// `input`, `output` valid for `n` elements, not overlapping; `mask`
-    /// the `w` correlation taps, `table` their [`super::tc_mask_table`];
+    /// the `w` correlation taps, `table` their [`super::tc_mask_table`] for `P`;
     /// `left < w`; [`super::tc_shared_bytes`]`(w)` bytes of dynamic shared
     /// memory; [`TC_THREADS`] threads per block.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    unsafe fn tensor<const PRECISE: bool>(
+    unsafe fn tensor<const P: u8>(
         input: *const f32,
         output: *mut f32,
         n: usize,
@@ -200,6 +293,8 @@ mod kernels {
         table: *const f32,
     ) {
         const NT: usize = TC_COLUMN_TILES;
+        const THREE: u8 = TcProducts::Three as u8;
+        const TWO: u8 = TcProducts::Two as u8;
         let t = thread_idx_x() as usize;
         let (lane, warp) = (t % 32, t / 32);
         let (g, tq) = (lane / 4, lane % 4);
@@ -296,8 +391,9 @@ mod kernels {
                     // SAFETY: step q's heads and remainders for this lane,
                     // inside the table.
                     let a_hi = unsafe { ld_shared_v4(a_addr + (q * 1024) as u32) };
-                    let a_lo = if PRECISE {
-                        // SAFETY: as above (the remainders' half).
+                    let a_lo = if P != TcProducts::One as u8 {
+                        // SAFETY: as above (the remainders' half, or the
+                        // packed bf16 fragment of the two-product table).
                         unsafe { ld_shared_v4(a_addr + (q * 1024 + 512) as u32) }
                     } else {
                         [0; 4]
@@ -309,7 +405,7 @@ mod kernels {
                         // SAFETY: rows 8q + 2·tq, + 1 of column col0 + 8k,
                         // below span (see tc_span).
                         let x = unsafe { ld_shared_v2(b_addr + off + (k * 4 * 24 * 8) as u32) };
-                        if PRECISE {
+                        if P == THREE {
                             let (h0, l0) = split_tf32(x[0]);
                             let (h1, l1) = split_tf32(x[1]);
                             // SAFETY: the whole warp runs these (no
@@ -318,6 +414,19 @@ mod kernels {
                                 mma_tf32(&mut big[k], a_hi, [h0, h1]);
                                 mma_tf32(&mut small[k], a_hi, [l0, l1]);
                                 mma_tf32(&mut small[k], a_lo, [h0, h1]);
+                            }
+                        } else if P == TWO {
+                            let (h0, l0) = split_tf32(x[0]);
+                            let (h1, l1) = split_tf32(x[1]);
+                            // B rows 2·tq, 2·tq + 1: the remainders; rows
+                            // 8 + 2·tq, 9 + 2·tq: the inputs themselves,
+                            // both rounded to bf16 (tc_mask_table2).
+                            let lo = pack_bf16x2(f32::from_bits(l0), f32::from_bits(l1));
+                            let whole = pack_bf16x2(x[0], x[1]);
+                            // SAFETY: as above.
+                            unsafe {
+                                mma_tf32(&mut big[k], a_hi, [h0, h1]);
+                                mma_bf16(&mut small[k], a_lo, [lo, whole]);
                             }
                         } else {
                             // SAFETY: as above.
@@ -329,7 +438,7 @@ mod kernels {
             let mut bad = false;
             unroll!(k in [0, 1, 2, 3, 4, 5, 6, 7] below NT => {
                 for r in 0..4 {
-                    if PRECISE {
+                    if P != TcProducts::One as u8 {
                         big[k][r] += small[k][r];
                     }
                     bad |= non_finite(big[k][r]);
@@ -376,7 +485,7 @@ mod kernels {
     }
 
     macro_rules! tensor_kernel {
-        ($name:ident, $precise:literal) => {
+        ($name:ident, $products:expr) => {
             /// See the module documentation (`conv::tensor`).
             ///
             /// # Safety
@@ -394,13 +503,14 @@ mod kernels {
                 table: *const f32,
             ) {
                 // SAFETY: same contract.
-                unsafe { tensor::<$precise>(input, output, n, mask, w as usize, left as usize, mode, table) }
+                unsafe { tensor::<{ $products as u8 }>(input, output, n, mask, w as usize, left as usize, mode, table) }
             }
         };
     }
 
-    tensor_kernel!(conv1d_tensor_f32, true);
-    tensor_kernel!(conv1d_tensor_tf32_f32, false);
+    tensor_kernel!(conv1d_tensor_f32, TcProducts::Three);
+    tensor_kernel!(conv1d_tensor_2p_f32, TcProducts::Two);
+    tensor_kernel!(conv1d_tensor_tf32_f32, TcProducts::One);
 }
 
 /// Throughput probes: the peak rates the convolution kernels are measured
@@ -496,6 +606,76 @@ mod tests {
                         }
                     }
                     assert!(banks.iter().all(|&b| b == 1), "c0 {c0} q {q} half {half}: {banks:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn two_products_fit_the_bound_from_their_width() {
+        assert!(!tc2_fits(181) && tc2_fits(182));
+        for w in 182..20_000 {
+            assert!(tc2_fits(w), "w = {w}");
+        }
+        assert!(tc2_fits(TC2_MIN_TAPS) && TC2_MIN_TAPS >= TC_MIN_TAPS);
+    }
+
+    #[test]
+    fn bf16_rounding_is_to_nearest_even() {
+        assert_eq!(round_bf16(1.0), 0x3f80);
+        // 1 + 2^-8 is a tie between 1 and 1 + 2^-7: to the even one, 1.
+        assert_eq!(round_bf16(1.0 + 2f32.powi(-8)), 0x3f80);
+        // 1 + 3·2^-8 ties between 1 + 2^-7 (odd) and 1 + 2^-6: up.
+        assert_eq!(round_bf16(1.0 + 3.0 * 2f32.powi(-8)), 0x3f82);
+        assert_eq!(round_bf16(1.0 + 2f32.powi(-8) + 2f32.powi(-20)), 0x3f81);
+        assert_eq!(round_bf16(-2.5), 0xc020);
+        assert_eq!(round_bf16(f32::MAX), 0x7f80);
+        assert!(f32::from_bits((round_bf16(f32::NAN) as u32) << 16).is_nan());
+        for x in [0.1f32, -3.7e-20, 6.02e23, 1.0e-38, 3.0e38] {
+            let r = f32::from_bits((round_bf16(x) as u32) << 16);
+            assert!(((x as f64 - r as f64) / x as f64).abs() <= 2f64.powi(-8), "{x}");
+        }
+    }
+
+    #[test]
+    fn two_product_table_holds_heads_and_packed_small_factors() {
+        let taps: Vec<f32> = (0..41).map(|k| (0.3 + k as f32 * 0.77).sin() * 1.7e3).collect();
+        let w = taps.len();
+        let mut three = vec![f32::NAN; tc_table_floats(w)];
+        let mut two = vec![f32::NAN; tc_table_floats(w)];
+        tc_mask_table(&taps, &mut three);
+        tc_mask_table2(&taps, &mut two);
+        let bf = |bits: u32| f32::from_bits(bits << 16) as f64;
+        for q in 0..tc_ksteps(w) {
+            for lane in 0..32 {
+                let (g, t) = (lane / 4, lane % 4);
+                // The heads are the three-product table's.
+                for r in 0..4 {
+                    let i = 4 * (64 * q + lane) + r;
+                    assert_eq!(two[i].to_bits(), three[i].to_bits(), "q {q} lane {lane} r {r}");
+                }
+                // The bf16 fragment: A rows g (words 0, 2) and g + 8
+                // (words 1, 3), k columns 2t, 2t + 1 (heads, words 0 and
+                // 1) and 8 + 2t, 9 + 2t (remainders, words 2 and 3); k
+                // column c < 8 meets input 8q + c, so tap 8q + c − row.
+                for (word, (row, rest)) in
+                    [(g, false), (g + 8, false), (g, true), (g + 8, true)].into_iter().enumerate()
+                {
+                    let bits = two[4 * (64 * q + 32 + lane) + word].to_bits();
+                    for (e, half) in [bits & 0xffff, bits >> 16].into_iter().enumerate() {
+                        let u = 8 * q + 2 * t + e;
+                        let m = if u >= row && u - row < w { taps[u - row] } else { 0.0 };
+                        let h = round_tf32(m);
+                        let want = if rest { (m - h) as f64 } else { h as f64 };
+                        let got = bf(half);
+                        assert!(
+                            (got - want).abs() <= want.abs() * 2f64.powi(-8),
+                            "q {q} lane {lane} word {word} e {e}: {got} vs {want}"
+                        );
+                        if want == 0.0 {
+                            assert_eq!(got, 0.0);
+                        }
+                    }
                 }
             }
         }
