@@ -462,6 +462,14 @@ __device__ __forceinline__ void tensor(const float* input, float* output, size_t
                     output[at] = acc;
                 }
             }
+        } else if (tile_first >= 0 && (size_t)tile_first + TC_TILE <= n) {
+            // Every output inside: one base, fixed offsets, no checks.
+            const int d[4] = {0, 16, 8, 24};
+            float* base = output + tile_first + 16 * warp * 8 * TC_COLUMN_TILES + 32 * tq + g;
+#pragma unroll
+            for (int k = 0; k < TC_COLUMN_TILES; ++k)
+#pragma unroll
+                for (int r = 0; r < 4; ++r) base[128 * k + d[r]] = big[k][r];
         } else {
             const long long d[4] = {0, 16, 8, 24};
 #pragma unroll
