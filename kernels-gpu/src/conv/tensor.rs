@@ -623,6 +623,77 @@ mod tests {
         }
     }
 
+    /// The two-product kernel's fragments, put together as the PTX ISA lays
+    /// them out and multiplied on the CPU (exactly, in `f64`), compute the
+    /// correlation of a column of 16 outputs within `2^−17` of each term
+    /// (the bound [`tc2_fits`] takes): the `A` tables and the `B` registers
+    /// the kernel builds from each lane's two inputs agree on every `k` row.
+    #[test]
+    fn two_product_fragments_compute_the_correlation() {
+        let w = 61;
+        let steps = tc_ksteps(w);
+        let taps: Vec<f32> = (0..w).map(|k| (1.3 + k as f32 * 0.71).sin() * 3.7 + 0.01 * k as f32).collect();
+        let mut table = vec![0.0f32; tc_table_floats(w)];
+        tc_mask_table2(&taps, &mut table);
+        // Eight columns of 16 outputs: column c reads X[16c + u].
+        let x: Vec<f32> = (0..16 * 8 + 8 * steps).map(|i| (0.37 + i as f32 * 1.13).cos() * 1.9e-3).collect();
+        let bf = |h: u32| f32::from_bits(h << 16) as f64;
+        for c in 0..8 {
+            let mut out = [0.0f64; 16];
+            for q in 0..steps {
+                for lane in 0..32 {
+                    let (g, t) = (lane / 4, lane % 4);
+                    if g != c {
+                        continue;
+                    }
+                    // B: this lane's inputs 8q + 2t, 8q + 2t + 1 of column g.
+                    let u0 = 8 * q + 2 * t;
+                    let xs = [x[16 * c + u0], x[16 * c + u0 + 1]];
+                    // The kernel's split (dev::mma::split_tf32): the head
+                    // rounded to nearest, ties away, as round_tf32.
+                    let split = xs.map(|v| (round_tf32(v).to_bits(), (v - round_tf32(v)).to_bits()));
+                    // TF32 product: A rows g, g + 8 at the permuted columns
+                    // t (input u0) and t + 4 (input u0 + 1); the tensor
+                    // core reads 10 mantissa bits of each operand.
+                    let tf = |bits: u32| f32::from_bits(bits & 0xffff_e000) as f64;
+                    // bf16 product: k rows 2t, 2t + 1 meet the remainders,
+                    // 8 + 2t, 9 + 2t the inputs, all rounded to bf16.
+                    let b_lo = split.map(|(_, l)| bf(round_bf16(f32::from_bits(l)) as u32));
+                    let b_x = xs.map(|v| bf(round_bf16(v) as u32));
+                    // A rows g and g + 8, the k entries this lane holds
+                    // (rows j of A sit in the lanes of group j mod 8, B
+                    // column n in those of group n: the lanes of group c
+                    // give rows c and c + 8 of column c).
+                    for (row, word_hi, word_lo, regs) in [(g, 0, 2, [0, 2]), (g + 8, 1, 3, [1, 3])] {
+                        let heads = &table[4 * (64 * q + lane)..][..4];
+                        let cross = &table[4 * (64 * q + 32 + lane)..][..4];
+                        let a_tf = regs.map(|r| tf(heads[r].to_bits()));
+                        let pair = |v: f32| [bf(v.to_bits() & 0xffff), bf(v.to_bits() >> 16)];
+                        let (a_h, a_l) = (pair(cross[word_hi]), pair(cross[word_lo]));
+                        for e in 0..2 {
+                            out[row] += a_tf[e] * tf(split[e].0) + a_h[e] * b_lo[e] + a_l[e] * b_x[e];
+                        }
+                    }
+                }
+            }
+            // Rows c and c + 8 of column c: over the 8 columns, every row.
+            for row in [c, c + 8] {
+                let (mut want, mut abs) = (0.0f64, 0.0f64);
+                for u in row..(row + w) {
+                    let term = x[16 * c + u] as f64 * taps[u - row] as f64;
+                    want += term;
+                    abs += term.abs();
+                }
+                let err = (out[row] - want).abs();
+                assert!(
+                    err <= abs * 2f64.powi(-17) * 1.01,
+                    "column {c} row {row}: {} vs {want} ({err:e} of {abs:e})",
+                    out[row]
+                );
+            }
+        }
+    }
+
     #[test]
     fn two_products_fit_the_bound_from_their_width() {
         assert!(!tc2_fits(181) && tc2_fits(182));
