@@ -555,7 +555,8 @@ impl<T: ConvElem> Conv1d<T> {
             return Err("the mask holds an infinity or a NaN (the FMA kernels propagate them)".into());
         }
         let info = self.gpu.info();
-        // Both precisions' kernels (the answer is kept for every precision).
+        // Every tensor-core kernel (the answer is kept for every precision
+        // and width).
         let kernels = [TcProducts::One, TcProducts::Two, TcProducts::Three].map(tensor_kernel_of);
         if info.cc_major < 8 || kernels.iter().any(|k| self.gpu.param_sizes(k).is_err()) {
             return Err(format!(
