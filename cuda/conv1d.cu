@@ -423,23 +423,21 @@ __device__ __forceinline__ void tensor(const float* input, float* output, size_t
 #pragma unroll
                 for (int k = 0; k < TC_COLUMN_TILES; ++k) {
                     const float2 x = *reinterpret_cast<const float2*>(bp + off + k * 24 * 8);
-                    if (PRODUCTS == 3) {
-                        unsigned h0, l0, h1, l1;
-                        split_tf32(x.x, h0, l0);
-                        split_tf32(x.y, h1, l1);
-                        mma_tf32(big[k], a_hi, h0, h1);
-                        mma_tf32(small[k], a_hi, l0, l1);
-                        mma_tf32(small[k], a_lo, h0, h1);
-                    } else if (PRODUCTS == 2) {
-                        unsigned h0, l0, h1, l1;
-                        split_tf32(x.x, h0, l0);
-                        split_tf32(x.y, h1, l1);
-                        const unsigned lo = pack_bf16x2(__uint_as_float(l0), __uint_as_float(l1));
-                        const unsigned whole = pack_bf16x2(x.x, x.y);
-                        mma_tf32(big[k], a_hi, h0, h1);
-                        mma_bf16(small[k], a_lo, lo, whole);
-                    } else {
+                    if (PRODUCTS == 1) {
                         mma_tf32(big[k], a_hi, __float_as_uint(x.x), __float_as_uint(x.y));
+                    } else {
+                        unsigned h0, l0, h1, l1;
+                        split_tf32(x.x, h0, l0);
+                        split_tf32(x.y, h1, l1);
+                        mma_tf32(big[k], a_hi, h0, h1);
+                        if (PRODUCTS == 3) {
+                            mma_tf32(small[k], a_hi, l0, l1);
+                            mma_tf32(small[k], a_lo, h0, h1);
+                        } else {
+                            const unsigned lo = pack_bf16x2(__uint_as_float(l0), __uint_as_float(l1));
+                            const unsigned whole = pack_bf16x2(x.x, x.y);
+                            mma_bf16(small[k], a_lo, lo, whole);
+                        }
                     }
                 }
             }

@@ -390,6 +390,15 @@ impl Precision {
     pub fn tensor_kernel(self, w: usize) -> &'static str {
         tensor_kernel_of(self.tensor_products(w))
     }
+
+    /// The error bound of [`Precision::Tf32`] for an output whose terms'
+    /// magnitudes sum to `abs` over `w` taps: `3·2^−11` per product (the
+    /// input's truncation, `2^−10`, and the tap's rounding, `2^−11`), plus
+    /// the `f32` bound of the sum (`(w + 2)·2^−24`) and `w` smallest
+    /// normals for underflow.
+    pub fn tf32_error_bound(w: usize, abs: f64) -> f64 {
+        (3.0 * 2f64.powi(-11) + (w as f64 + 2.0) * 2f64.powi(-24)) * abs + w as f64 * f32::MIN_POSITIVE as f64
+    }
 }
 
 /// The 1D tensor-core kernel of `products` products per step.
@@ -398,17 +407,6 @@ pub fn tensor_kernel_of(products: TcProducts) -> &'static str {
         TcProducts::Three => "conv1d_tensor_f32",
         TcProducts::Two => "conv1d_tensor_2p_f32",
         TcProducts::One => "conv1d_tensor_tf32_f32",
-    }
-}
-
-impl Precision {
-    /// The error bound of [`Precision::Tf32`] for an output whose terms'
-    /// magnitudes sum to `abs` over `w` taps: `3·2^−11` per product (the
-    /// input's truncation, `2^−10`, and the tap's rounding, `2^−11`), plus
-    /// the `f32` bound of the sum (`(w + 2)·2^−24`) and `w` smallest
-    /// normals for underflow.
-    pub fn tf32_error_bound(w: usize, abs: f64) -> f64 {
-        (3.0 * 2f64.powi(-11) + (w as f64 + 2.0) * 2f64.powi(-24)) * abs + w as f64 * f32::MIN_POSITIVE as f64
     }
 }
 

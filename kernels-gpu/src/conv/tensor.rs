@@ -178,23 +178,35 @@ pub fn round_bf16(x: f32) -> u16 {
 /// The words are stored as the `f32` of their bits.
 /// `tc_table_floats(taps.len())` floats.
 pub fn tc_mask_table2(taps: &[f32], table: &mut [f32]) {
+    let pair = |lo: f32, hi: f32| f32::from_bits(round_bf16(lo) as u32 | (round_bf16(hi) as u32) << 16);
+    tc_fill_table(taps, table, |tap, base| {
+        let head = |k: isize| round_tf32(tap(k));
+        let rest = |k: isize| tap(k) - round_tf32(tap(k));
+        [
+            pair(head(base), head(base + 1)),
+            pair(head(base - 8), head(base - 7)),
+            pair(rest(base), rest(base + 1)),
+            pair(rest(base - 8), rest(base - 7)),
+        ]
+    });
+}
+
+/// The walk both mask tables share: per step `q` and lane `(g, t)`, the
+/// four TF32 heads of taps `base`, `base − 8`, `base + 1`, `base − 7`
+/// (`base = 8q + 2t − g`, zero outside the mask) at `4·(64q + lane)`, and
+/// `second(tap, base)` at `4·(64q + 32 + lane)`.
+fn tc_fill_table(taps: &[f32], table: &mut [f32], second: impl Fn(&dyn Fn(isize) -> f32, isize) -> [f32; 4]) {
     let w = taps.len();
     let tap = |k: isize| if k >= 0 && (k as usize) < w { taps[k as usize] } else { 0.0 };
-    let pair = |lo: f32, hi: f32| f32::from_bits(round_bf16(lo) as u32 | (round_bf16(hi) as u32) << 16);
     for (q, step) in table.chunks_exact_mut(2 * 32 * 4).enumerate() {
-        let (heads, cross) = step.split_at_mut(32 * 4);
+        let (heads, rest) = step.split_at_mut(32 * 4);
         for lane in 0..32 {
             let (g, t) = ((lane / 4) as isize, (lane % 4) as isize);
             let base = 8 * q as isize + 2 * t - g;
             for (r, k) in [base, base - 8, base + 1, base - 7].into_iter().enumerate() {
                 heads[4 * lane + r] = round_tf32(tap(k));
             }
-            let head = |k: isize| round_tf32(tap(k));
-            let rest = |k: isize| tap(k) - round_tf32(tap(k));
-            cross[4 * lane] = pair(head(base), head(base + 1));
-            cross[4 * lane + 1] = pair(head(base - 8), head(base - 7));
-            cross[4 * lane + 2] = pair(rest(base), rest(base + 1));
-            cross[4 * lane + 3] = pair(rest(base - 8), rest(base - 7));
+            rest[4 * lane..4 * lane + 4].copy_from_slice(&second(&tap, base));
         }
     }
 }
@@ -229,21 +241,9 @@ pub fn round_tf32(x: f32) -> f32 {
 /// conflict-free 128-bit loads straight into the registers `mma` takes.
 /// `tc_table_floats(taps.len())` floats.
 pub fn tc_mask_table(taps: &[f32], table: &mut [f32]) {
-    let w = taps.len();
-    let tap = |k: isize| if k >= 0 && (k as usize) < w { taps[k as usize] } else { 0.0 };
-    for (q, step) in table.chunks_exact_mut(2 * 32 * 4).enumerate() {
-        let (heads, rests) = step.split_at_mut(32 * 4);
-        for lane in 0..32 {
-            let (g, t) = ((lane / 4) as isize, (lane % 4) as isize);
-            let base = 8 * q as isize + 2 * t - g;
-            for (r, k) in [base, base - 8, base + 1, base - 7].into_iter().enumerate() {
-                let v = tap(k);
-                let h = round_tf32(v);
-                heads[4 * lane + r] = h;
-                rests[4 * lane + r] = round_tf32(v - h);
-            }
-        }
-    }
+    tc_fill_table(taps, table, |tap, base| {
+        [base, base - 8, base + 1, base - 7].map(|k| round_tf32(tap(k) - round_tf32(tap(k))))
+    });
 }
 
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_80"))]
@@ -293,8 +293,8 @@ mod kernels {
         table: *const f32,
     ) {
         const NT: usize = TC_COLUMN_TILES;
+        const ONE: u8 = TcProducts::One as u8;
         const THREE: u8 = TcProducts::Three as u8;
-        const TWO: u8 = TcProducts::Two as u8;
         let t = thread_idx_x() as usize;
         let (lane, warp) = (t % 32, t / 32);
         let (g, tq) = (lane / 4, lane % 4);
@@ -391,7 +391,7 @@ mod kernels {
                     // SAFETY: step q's heads and remainders for this lane,
                     // inside the table.
                     let a_hi = unsafe { ld_shared_v4(a_addr + (q * 1024) as u32) };
-                    let a_lo = if P != TcProducts::One as u8 {
+                    let a_lo = if P != ONE {
                         // SAFETY: as above (the remainders' half, or the
                         // packed bf16 fragment of the two-product table).
                         unsafe { ld_shared_v4(a_addr + (q * 1024 + 512) as u32) }
@@ -405,32 +405,30 @@ mod kernels {
                         // SAFETY: rows 8q + 2·tq, + 1 of column col0 + 8k,
                         // below span (see tc_span).
                         let x = unsafe { ld_shared_v2(b_addr + off + (k * 4 * 24 * 8) as u32) };
-                        if P == THREE {
-                            let (h0, l0) = split_tf32(x[0]);
-                            let (h1, l1) = split_tf32(x[1]);
+                        if P == ONE {
                             // SAFETY: the whole warp runs these (no
                             // divergence inside the step loop).
-                            unsafe {
-                                mma_tf32(&mut big[k], a_hi, [h0, h1]);
-                                mma_tf32(&mut small[k], a_hi, [l0, l1]);
-                                mma_tf32(&mut small[k], a_lo, [h0, h1]);
-                            }
-                        } else if P == TWO {
+                            unsafe { mma_tf32(&mut big[k], a_hi, [x[0].to_bits(), x[1].to_bits()]) };
+                        } else {
                             let (h0, l0) = split_tf32(x[0]);
                             let (h1, l1) = split_tf32(x[1]);
-                            // B rows 2·tq, 2·tq + 1: the remainders; rows
-                            // 8 + 2·tq, 9 + 2·tq: the inputs themselves,
-                            // both rounded to bf16 (tc_mask_table2).
-                            let lo = pack_bf16x2(f32::from_bits(l0), f32::from_bits(l1));
-                            let whole = pack_bf16x2(x[0], x[1]);
                             // SAFETY: as above.
-                            unsafe {
-                                mma_tf32(&mut big[k], a_hi, [h0, h1]);
-                                mma_bf16(&mut small[k], a_lo, [lo, whole]);
+                            unsafe { mma_tf32(&mut big[k], a_hi, [h0, h1]) };
+                            if P == THREE {
+                                // SAFETY: as above.
+                                unsafe {
+                                    mma_tf32(&mut small[k], a_hi, [l0, l1]);
+                                    mma_tf32(&mut small[k], a_lo, [h0, h1]);
+                                }
+                            } else {
+                                // B rows 2·tq, 2·tq + 1: the remainders; rows
+                                // 8 + 2·tq, 9 + 2·tq: the inputs themselves,
+                                // both rounded to bf16 (tc_mask_table2).
+                                let lo = pack_bf16x2(f32::from_bits(l0), f32::from_bits(l1));
+                                let whole = pack_bf16x2(x[0], x[1]);
+                                // SAFETY: as above.
+                                unsafe { mma_bf16(&mut small[k], a_lo, [lo, whole]) };
                             }
-                        } else {
-                            // SAFETY: as above.
-                            unsafe { mma_tf32(&mut big[k], a_hi, [x[0].to_bits(), x[1].to_bits()]) };
                         }
                     });
                 }
@@ -438,7 +436,7 @@ mod kernels {
             let mut bad = false;
             unroll!(k in [0, 1, 2, 3, 4, 5, 6, 7] below NT => {
                 for r in 0..4 {
-                    if P != TcProducts::One as u8 {
+                    if P != ONE {
                         big[k][r] += small[k][r];
                     }
                     bad |= non_finite(big[k][r]);
