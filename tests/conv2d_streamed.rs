@@ -22,7 +22,9 @@ mod common;
 
 use coalesce::conv::Boundary;
 use coalesce::conv::ConvOp;
-use coalesce::conv::conv2d::{SEPS_CHUNK, SEPS_HALVES, SEPS_KERNELS, Separable, plan_streamed, seps_kernel};
+use coalesce::conv::conv2d::{
+    SEPS_CHUNK, SEPS_HALVES, SEPS_KERNELS, Separable, plan_streamed, seps_band_rows, seps_kernel,
+};
 use coalesce::conv::reference::{Checked, compare};
 use coalesce::conv::reference2d::{Image, separable_checked};
 use coalesce::{DeviceLimits, Gpu};
@@ -233,9 +235,17 @@ fn windows_bands_and_refusals_without_a_gpu() {
     // (69 of them) across 64 strips.
     let p = plan_streamed::<f32>(&h100, 9, 132, 9, (31, 15), (31, 15), (8192, 8192)).unwrap();
     assert_eq!((p.kernel, p.block, p.grid, p.tile), ("conv2d_seps_f32_h15", (32, 1), (64 * 69, 1), (128, 120)));
-    // Up to H = 4, bands of 16 rows.
+    // Up to H = 5, bands of 16 rows; 24 at H = 6; 8H beyond.
     let p = plan_streamed::<f32>(&h100, 9, 132, 16, (9, 4), (9, 4), (8192, 8192)).unwrap();
     assert_eq!((p.grid, p.tile), ((64 * 512, 1), (128, 16)));
+    let p = plan_streamed::<f32>(&h100, 9, 132, 15, (11, 5), (11, 5), (8192, 8192)).unwrap();
+    assert_eq!((p.kernel, p.grid, p.tile), ("conv2d_seps_f32_h5", (64 * 512, 1), (128, 16)));
+    let p = plan_streamed::<f32>(&h100, 9, 132, 14, (13, 6), (13, 6), (8192, 8192)).unwrap();
+    assert_eq!((p.kernel, p.grid, p.tile), ("conv2d_seps_f32_h6", (64 * 342, 1), (128, 24)));
+    let p = plan_streamed::<f32>(&h100, 9, 132, 13, (15, 7), (15, 7), (8192, 8192)).unwrap();
+    assert_eq!((p.grid, p.tile), ((64 * 147, 1), (128, 56)));
+    assert_eq!([1, 4, 5, 6, 7, 8, 20].map(seps_band_rows), [16, 16, 16, 24, 56, 64, 160]);
+    assert!(SEPS_HALVES.iter().all(|&h| seps_band_rows(h).is_multiple_of(SEPS_CHUNK)));
     // A short image: bands of one chunk, the least halo in one wave.
     let p = plan_streamed::<f32>(&h100, 9, 132, 9, (3, 1), (3, 1), (100, 13)).unwrap();
     assert_eq!((p.grid, p.tile), ((2, 1), (128, 8)));

@@ -485,6 +485,24 @@ pub fn seps_kernel((mw, lx): (usize, usize), (mh, ly): (usize, usize)) -> Option
     SEPS_KERNELS.into_iter().find(|&(h, _)| h >= need)
 }
 
+/// Output rows of each band of the streamed kernel at half width `h`
+/// (a multiple of [`SEPS_CHUNK`]): 16 up to `H` = 5, 24 at `H` = 6, `8H`
+/// beyond. Measured on the H100 at 8192² (`docs/wide-masks.md`): short
+/// bands in many waves keep DRAM busier than one long wave (3 × 3: 84%
+/// of the floor with 16 rows, 74% with one wave of 224 rows), while wide
+/// windows need long bands to spread the row pass over their `2H` halo
+/// rows (31 × 31: 56% with 120 rows, 54% with 80). Between them the best
+/// length moves by mask: 11 × 11 84–85% with 16 rows, 81–85% with 24, 80%
+/// with 40; 13 × 13 77–78% with 16, 80–85% with 24, 79–80% with 48;
+/// 15 × 15 and 17 × 17 no better than at `8H`.
+pub const fn seps_band_rows(h: usize) -> usize {
+    match h {
+        0..=5 => 16,
+        6 => 24,
+        _ => 8 * h,
+    }
+}
+
 /// The streamed kernel's launch for a `width × height` `T` image (`f32`
 /// on sm_80 and newer, a window [`seps_kernel`] holds, axes below 2³⁰),
 /// `per_sm` of its blocks resident on each of `sm_count` SMs: bands of
@@ -513,14 +531,9 @@ pub fn plan_streamed<T: ConvElem>(
     }
     let resident = (sm_count.max(1) as usize).saturating_mul(per_sm.max(1) as usize);
     let blocks = |r: usize| seps_blocks(width as u32, height as u32, r as u32) as usize;
-    // Bands of 16 rows up to H = 4, 8H rows beyond: measured on the H100,
-    // short bands in many waves keep DRAM busier than one long wave (3 × 3
-    // on 8192²: 84% of the floor with 16 rows, 74% with one wave of 224
-    // rows), while wide windows need long bands to spread the row pass
-    // over their 2H halo rows.
-    // An image too small for a wave at that length takes the bands
-    // that fill its one wave with the least halo.
-    let target = if h <= 4 { 16 } else { 8 * h }.min(height.next_multiple_of(SEPS_CHUNK));
+    // An image too small for a wave of bands of seps_band_rows(h) takes
+    // the bands that fill its one wave with the least halo.
+    let target = seps_band_rows(h).min(height.next_multiple_of(SEPS_CHUNK));
     let cost = |r: usize| blocks(r).div_ceil(resident) * (r + 2 * h);
     let rows = if blocks(target) >= resident {
         target
