@@ -292,6 +292,8 @@ __device__ __forceinline__ int map_index32(int x, int n, unsigned mode) { return
 #define STRIP_PASS_RING (STRIP_PASS + 9 - 1 + STRIP_PASS_AHEAD * STRIP_PASS)
 __host__ __device__ constexpr bool strip_blocked(int mh) { return mh >= 7; }
 __host__ __device__ constexpr int strip_ring(int mh) { return strip_blocked(mh) ? STRIP_PASS_RING : STRIP_RING; }
+// Output rows per lane (strip_rows): 8 for 9 x 9, STRIP_H otherwise.
+__host__ __device__ constexpr int strip_rows(int mh) { return strip_blocked(mh) && mh >= 9 ? STRIP_H / 2 : STRIP_H; }
 
 // Chunks per window row of a centred mask of width mw (strip_chunks).
 __host__ __device__ constexpr int strip_chunks(int mw) {
@@ -439,7 +441,7 @@ __device__ __forceinline__ void strip_blocked_pass(const float* taps, const RowC
     constexpr int R = STRIP_PASS;
     constexpr int s = (-(MW / 2)) & (FAST_X - 1);
     constexpr int chunks = strip_chunks(MW);
-    constexpr unsigned steps = STRIP_H + MH - 1;
+    constexpr unsigned steps = strip_rows(MH) + MH - 1;
     wait_group<STRIP_PASS_AHEAD - 1>();
     __syncwarp();
     const unsigned first = p + MH - 1 + STRIP_PASS_AHEAD * R;
@@ -547,7 +549,7 @@ __device__ __forceinline__ void strip_sliding(const float* taps, RowCopy copy, S
     __syncwarp();
 }
 
-// One strip (FAST_X columns x STRIP_H rows per lane) from the warp's ring
+// One strip (FAST_X columns x strip_rows(MH) rows per lane) from the warp's ring
 // of rows: the strip kernel of kernels-gpu/src/conv/conv2d.rs (`strip`).
 // Every lane copies and waits; lanes with `store` store. Masks of up to
 // 5 rows (strip_unrolled) rotate the accumulators by name, MH rows per
@@ -555,7 +557,7 @@ __device__ __forceinline__ void strip_sliding(const float* taps, RowCopy copy, S
 template <int MW, int MH, bool VEC>
 __device__ __forceinline__ void strip(const float* taps, RowCopy copy, StripRows rows, unsigned read, int y0,
                                       float* out, unsigned rows_out, bool store) {
-    constexpr int steps = STRIP_H + MH - 1;
+    constexpr int steps = strip_rows(MH) + MH - 1;
     if constexpr (strip_blocked(MH)) {
         // The first pass's rows as one group, then the new rows of each of
         // the next STRIP_PASS_AHEAD - 1 passes as one group each; strips
@@ -577,7 +579,7 @@ __device__ __forceinline__ void strip(const float* taps, RowCopy copy, StripRows
             commit_group();
         }
 #pragma unroll 1
-        for (unsigned p = 0; p < STRIP_H; p += STRIP_PASS)
+        for (unsigned p = 0; p < strip_rows(MH); p += STRIP_PASS)
             strip_blocked_pass<MW, MH, VEC>(taps, copy, rows, read, y0, out, rows_out, store, p, interior);
         wait_group<0>();
         __syncwarp();
@@ -599,7 +601,7 @@ __device__ __forceinline__ void edge_strips(const float* taps, const Image& img,
         unsigned l = __ffs(edges) - 1;
         edges &= edges - 1;
         unsigned ex = __shfl_sync(0xffffffffu, x, l), ey = __shfl_sync(0xffffffffu, y, l);
-        for (size_t o = lane; o < FAST_X * STRIP_H; o += 32) {
+        for (size_t o = lane; o < FAST_X * strip_rows(MH); o += 32) {
             int xx = (int)ex + (int)(o % FAST_X), yy = (int)ey + (int)(o / FAST_X);
             if (xx < w && yy < h) {
                 int sx = xx - MW / 2, sy = yy - MH / 2;
@@ -624,7 +626,7 @@ __device__ __forceinline__ void edge_strips(const float* taps, const Image& img,
 template <int MW, int MH>
 __device__ __forceinline__ void slide(Image img, float* output, const float* taps) {
     unsigned bdx = blockDim.x, bdy = blockDim.y, tx = threadIdx.x, ty = threadIdx.y;
-    unsigned tw = FAST_X * bdx, th = STRIP_H * bdy;
+    unsigned tw = FAST_X * bdx, th = strip_rows(MH) * bdy;
     unsigned width = (unsigned)img.width, height = (unsigned)img.height;
     size_t row_bytes = img.pitch * sizeof(float);
     bool vector = ((size_t)img.p) % 16 == 0 && ((size_t)output) % 16 == 0 && row_bytes % 16 == 0;
@@ -636,7 +638,7 @@ __device__ __forceinline__ void slide(Image img, float* output, const float* tap
     unsigned tiles_x = (width + tw - 1) / tw, tiles_y = (height + th - 1) / th;
     for (unsigned tyi = blockIdx.y; tyi < tiles_y; tyi += gridDim.y) {
         for (unsigned txi = blockIdx.x; txi < tiles_x; txi += gridDim.x) {
-            unsigned x = txi * tw + FAST_X * tx, y = tyi * th + STRIP_H * ty;
+            unsigned x = txi * tw + FAST_X * tx, y = tyi * th + strip_rows(MH) * ty;
             bool active = x < width && y < height;
             bool inside = x >= FAST_X && x + 2 * FAST_X <= width;
             if (__ballot_sync(0xffffffffu, active && inside) != 0) {

@@ -167,7 +167,11 @@ fn every_variant_mode_and_shape_f64() {
 fn register_kernels<T: Elem>(gpu: &Gpu) {
     let (mut rng, seed) = common::rng();
     let sizes: &[usize] = if T::NAME == "f32" { &[3, 5, 7, 9] } else { &[3, 5, 7] };
-    for (w, h) in [(12usize, 1), (13, 2), (136, 5), (128, 15), (131, 16), (261, 17), (300, 33), (140, 39)] {
+    // Heights around the strips (16 rows; 8 for f32 9 × 9) and the blocks'
+    // tiles (8 or 4 strips).
+    for (w, h) in
+        [(12usize, 1), (13, 2), (136, 5), (133, 8), (129, 9), (128, 15), (131, 16), (261, 17), (300, 33), (140, 39)]
+    {
         for pitch in [w.next_multiple_of(4), w.next_multiple_of(4) + 1] {
             let (input, dense) = pitched_input::<T>(&mut rng, w, h, pitch);
             for &n in sizes {

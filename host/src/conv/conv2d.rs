@@ -55,7 +55,7 @@ use std::sync::{Arc, Mutex};
 
 pub use coalesce_kernels::conv::conv2d::{
     FAST_X, FAST_Y, SEP_THREADS, SEP_TX, SEP_TY, STRIP_H, fast_in_registers, fast_row_stride, fast_shared_elems,
-    sep_shared_elems, strip_block_warps, strip_blocked, strip_ring, strip_shared_elems, tiled_shared_elems,
+    sep_shared_elems, strip_block_warps, strip_blocked, strip_ring, strip_rows, strip_shared_elems, tiled_shared_elems,
 };
 pub use coalesce_kernels::conv::sepstream::{
     SEPS_CHUNK, SEPS_HALVES, SEPS_MAX_TAPS, SEPS_PARAM_BYTES, SEPS_STRIP, SEPS_THREADS, seps_blocks, seps_shared_bytes,
@@ -258,7 +258,7 @@ fn plan_algo(
     let shared = shared_of(by as usize).unwrap_or(0);
     let (per_x, per_y) = match algo {
         Algo::Fast | Algo::Rows | Algo::Cols => (FAST_X, FAST_Y),
-        Algo::Strip(_) => (FAST_X, STRIP_H),
+        Algo::Strip(_) => (FAST_X, strip_rows(mh, elem_size)),
         _ => (1, 1),
     };
     let tile = (per_x * bx as usize, per_y * by as usize);
@@ -1342,7 +1342,8 @@ mod tests {
             let p = plan_conv2d::<f32>(&H100, Conv2dVariant::Auto, (n, n), (8192, 8192)).unwrap();
             let kernel =
                 ["conv2d_strip3_f32", "conv2d_strip5_f32", "conv2d_strip7_f32", "conv2d_strip9_f32"][n / 2 - 1];
-            assert_eq!((p.kernel, p.block, p.tile), (kernel, (32, warps as u32), (128, warps * STRIP_H)));
+            let rows = if n == 9 { 8 } else { STRIP_H };
+            assert_eq!((p.kernel, p.block, p.tile), (kernel, (32, warps as u32), (128, warps * rows)));
             assert_eq!(p.shared_bytes as usize, warps * ring * 136 * 4);
             assert_eq!((strip_ring(n, 4), strip_block_warps(n, 4)), (ring, warps));
         }

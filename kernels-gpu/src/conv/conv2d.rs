@@ -7,7 +7,7 @@
 //! | `conv2d_const_*` | its `taps` parameter (constant bank 0, row-major `mh × mw`) | global memory, `mw · mh` loads per output |
 //! | `conv2d_tiled_*` | its `taps` parameter | a shared tile of `(blockDim.y + mh − 1) × (blockDim.x + mw − 1)` cells (the block's outputs plus the halo, ghost cells per mode), one barrier, one output per thread |
 //! | `conv2d_fast_*` | its `taps` parameter | a shared tile of [`FAST_Y`]` · blockDim.y` × [`FAST_X`]` · blockDim.x` outputs plus halo; each thread computes a [`FAST_Y`] × [`FAST_X`] block of outputs from registers, reading the tile four elements at a time |
-//! | `conv2d_strip3_*`, `conv2d_strip5_*`, `conv2d_strip7_*`, `conv2d_strip9_f32` | its `taps` parameter, as constant-bank or uniform-register operands | the fast kernel's register form for centred 3 × 3, 5 × 5 and 7 × 7 masks, and 9 × 9 in `f32` ([`fast_in_registers`]): no shared tile and no block barrier; each thread computes a `FAST_X × STRIP_H` strip from its warp's ring of rows in shared memory (asynchronous copies), the mask fully unrolled: one input row at a time ([`STRIP_RING`]` − 1` rows in flight), or for `f32` 7 × 7 and 9 × 9 [`STRIP_PASS`] output rows per pass ([`strip_blocked`]) |
+//! | `conv2d_strip3_*`, `conv2d_strip5_*`, `conv2d_strip7_*`, `conv2d_strip9_f32` | its `taps` parameter, as constant-bank or uniform-register operands | the fast kernel's register form for centred 3 × 3, 5 × 5 and 7 × 7 masks, and 9 × 9 in `f32` ([`fast_in_registers`]): no shared tile and no block barrier; each thread computes a `FAST_X × strip_rows` strip (16 rows, 8 for 9 × 9) from its warp's ring of rows in shared memory (asynchronous copies), the mask fully unrolled: one input row at a time ([`STRIP_RING`]` − 1` rows in flight), or for `f32` 7 × 7 and 9 × 9 [`STRIP_PASS`] output rows per pass ([`strip_blocked`]) |
 //! | `conv2d_rows_*` | global memory | as `conv2d_fast`, with a `1 × mw` mask (separable row pass) |
 //! | `conv2d_cols_*` | global memory | as `conv2d_fast`, with an `mh × 1` mask (separable column pass): threads run along x, so every load is coalesced |
 //! | `conv2d_sep_*` | global memory, copied to shared memory | the fused separable convolution: per [`SEP_TX`] × [`SEP_TY`] tile, the input tile with its halo in shared memory, the row pass into a shared intermediate, the column pass from it (no intermediate image); takes `mask_x` and `mask_y` in place of `mask` |
@@ -41,8 +41,9 @@ pub const FAST_X: usize = 4;
 pub const FAST_Y: usize = 4;
 
 /// Output rows per thread of the fast kernel's register form (see
-/// [`fast_in_registers`]): each thread computes a `FAST_X × STRIP_H`
-/// strip, a block a `FAST_X · bx × STRIP_H · by` tile.
+/// [`fast_in_registers`]) for every mask but 9 × 9 ([`strip_rows`]):
+/// each thread computes a `FAST_X × STRIP_H` strip, a block a
+/// `FAST_X · bx × STRIP_H · by` tile.
 pub const STRIP_H: usize = 16;
 
 /// The largest mask side the register form handles (9 only for `f32`:
@@ -70,6 +71,18 @@ pub const STRIP_PASS: usize = 4;
 /// for every other mask (7 × 7 runs 1–2% faster in blocks of 32 × 8).
 pub const fn strip_block_warps(mh: usize, elem: usize) -> usize {
     if strip_blocked(mh, elem) && mh >= 9 { 4 } else { 8 }
+}
+
+/// Output rows per lane of the register form for a centred mask of `mh`
+/// rows of `elem`-byte elements: 8 for the blocked loop of 9 × 9
+/// ([`strip_blocked`]), [`STRIP_H`] for every other mask. Shorter strips
+/// mean more of them, and more halo rows read again from L2, but 9 × 9's
+/// warps then start and end their strips at more varied times: 0.284 ms
+/// against 0.290–0.295 ms on the H100 (8192², in one call; 7 × 7 and
+/// 5 × 5 were 1–2% slower with 8 rows, and every mask slower with 12 or
+/// 32).
+pub const fn strip_rows(mh: usize, elem: usize) -> usize {
+    if strip_blocked(mh, elem) && mh >= 9 { STRIP_H / 2 } else { STRIP_H }
 }
 
 /// Passes ahead whose rows are in flight in the blocked loop
@@ -124,7 +137,7 @@ pub const fn strip_chunks(mw: usize) -> usize {
 /// of `elem`-byte elements with `left` taps left of and above the centre:
 /// the centred 3 × 3, 5 × 5 and 7 × 7 masks, and 9 × 9 for `f32`
 /// (`left = size / 2`, as every odd correlation or convolution). Each
-/// thread then computes a `FAST_X × STRIP_H` strip from registers, its
+/// thread then computes a `FAST_X × strip_rows` strip from registers, its
 /// input rows streamed through a ring per warp ([`strip_shared_elems`]);
 /// any other mask takes the shared-tile form.
 pub const fn fast_in_registers((mw, mh): (usize, usize), (lx, ly): (usize, usize), elem: usize) -> bool {
@@ -191,9 +204,9 @@ pub const fn sep_shared_elems(mw: usize, mh: usize) -> usize {
 #[cfg(target_arch = "nvptx64")]
 mod kernels {
     use super::{
-        FAST_X, FAST_Y, SEP_THREADS, SEP_TX, SEP_TY, STRIP_CHUNKS, STRIP_H, STRIP_MAX_MASK, STRIP_PASS,
-        STRIP_PASS_AHEAD, STRIP_PASS_RING, STRIP_RING, STRIP_ROW, sep_chunked, sep_in_pitch, sep_rows, strip_blocked,
-        strip_chunks, strip_ring,
+        FAST_X, FAST_Y, SEP_THREADS, SEP_TX, SEP_TY, STRIP_CHUNKS, STRIP_MAX_MASK, STRIP_PASS, STRIP_PASS_AHEAD,
+        STRIP_PASS_RING, STRIP_RING, STRIP_ROW, sep_chunked, sep_in_pitch, sep_rows, strip_blocked, strip_chunks,
+        strip_ring, strip_rows,
     };
     use crate::conv::boundary::{map_index_edge, map_index32};
     use crate::conv::elem::{ConvElem, dot, mask_tap, opaque, unroll};
@@ -770,7 +783,7 @@ mod kernels {
         ) {
             let s = (MW / 2).wrapping_neg() & (FAST_X - 1);
             let chunks = strip_chunks(MW);
-            let steps = STRIP_H + MH - 1;
+            let steps = strip_rows(MH, core::mem::size_of::<T>()) + MH - 1;
             // Row ir has landed (this lane's copies), and after the barrier
             // every lane's; every lane has also finished reading slot
             // (ir − 1) mod STRIP_RING, which the next copy refills.
@@ -859,7 +872,7 @@ mod kernels {
         /// # Safety
         /// As [`strip`]; rows `p … p + STRIP_PASS + MH − 2` have been
         /// copied (the last group committed), `p` a multiple of
-        /// `STRIP_PASS`; `interior` only when rows `y0 … y0 + STRIP_H + MH
+        /// `STRIP_PASS`; `interior` only when rows `y0 … y0 + strip_rows + MH
         /// − 2` lie inside the image.
         #[inline(always)]
         unsafe fn pass<const MW: usize, const MH: usize, const VEC: bool>(self, p: usize, interior: bool) {
@@ -867,10 +880,16 @@ mod kernels {
             // The ring holds a pass's rows and the rows in flight; the
             // unrolled lists below cover 4 rows per pass and 12 input rows.
             const { assert!(STRIP_PASS_RING.is_multiple_of(R) && STRIP_PASS_AHEAD >= 1) };
-            const { assert!(R == 4 && R + STRIP_MAX_MASK - 1 <= 12 && STRIP_H.is_multiple_of(R)) };
+            const {
+                assert!(
+                    R == 4
+                        && R + STRIP_MAX_MASK - 1 <= 12
+                        && strip_rows(MH, core::mem::size_of::<T>()).is_multiple_of(R)
+                )
+            };
             let s = (MW / 2).wrapping_neg() & (FAST_X - 1);
             let chunks = strip_chunks(MW);
-            let steps = STRIP_H + MH - 1;
+            let steps = strip_rows(MH, core::mem::size_of::<T>()) + MH - 1;
             // This pass's rows have landed (this lane's copies, and after
             // the barrier every lane's: all groups but the newest
             // STRIP_PASS_AHEAD − 1); every lane has also finished the
@@ -939,9 +958,9 @@ mod kernels {
         }
     }
 
-    /// One strip of the register kernel: `FAST_X` columns × [`STRIP_H`]
+    /// One strip of the register kernel: `FAST_X` columns × [`strip_rows`]
     /// rows of outputs per lane for a centred `MW × MH` mask, by a sliding
-    /// window of rows. The warp walks the strip's `STRIP_H + MH − 1` input
+    /// window of rows. The warp walks the strip's `strip_rows + MH − 1` input
     /// rows once, top to bottom, through its ring of [`STRIP_RING`] rows in
     /// shared memory: the copies of the next `STRIP_RING − 1` rows are in
     /// flight (asynchronous, holding no registers) while it computes the
@@ -976,7 +995,8 @@ mod kernels {
     #[inline(always)]
     unsafe fn strip<T: ConvElem, const MW: usize, const MH: usize, const VEC: bool>(step: StripStep<T>) {
         const { assert!(MW / 2 + ((MW / 2).wrapping_neg() & (FAST_X - 1)) == FAST_X && MW <= STRIP_MAX_MASK) };
-        let steps = STRIP_H + MH - 1;
+        let out_rows = strip_rows(MH, core::mem::size_of::<T>());
+        let steps = out_rows + MH - 1;
         if strip_blocked(MH, core::mem::size_of::<T>()) {
             // The first pass's rows as one group, then the new rows of each
             // of the next STRIP_PASS_AHEAD − 1 passes as one group each;
@@ -1003,7 +1023,7 @@ mod kernels {
                 pipeline::commit_group();
             }
             let mut p = 0;
-            while p < STRIP_H {
+            while p < out_rows {
                 // SAFETY: the caller's contract; rows p … p + STRIP_PASS +
                 // MH − 2 were copied by the prologue or the previous pass;
                 // interior as computed.
@@ -1060,7 +1080,7 @@ mod kernels {
 
     /// The register kernel for a centred `MW × MH` mask: thread `(tx, ty)`
     /// of a block owns the strip of columns `x = FAST_X · tx …` and rows
-    /// `STRIP_H · ty …` of the block's tile. A warp's 32 lanes cover 128
+    /// `strip_rows · ty …` of the block's tile. A warp's 32 lanes cover 128
     /// consecutive columns of one band of rows, so each row's copy is one
     /// coalesced 512-byte transfer (plus a chunk either side); the halo
     /// rows shared with the strips above and below come from L2, so DRAM
@@ -1077,7 +1097,8 @@ mod kernels {
     unsafe fn slide<T: ConvElem, M: Taps<T>, const MW: usize, const MH: usize>(img: Image<T>, output: *mut T, mask: M) {
         let (bdx, bdy) = (block_dim_x(), block_dim_y());
         let (tx, ty) = (thread_idx_x(), thread_idx_y());
-        let (tw, th) = (FAST_X as u32 * bdx, STRIP_H as u32 * bdy);
+        let strip_h = strip_rows(MH, core::mem::size_of::<T>()) as u32;
+        let (tw, th) = (FAST_X as u32 * bdx, strip_h * bdy);
         let (width, height) = (img.width as u32, img.height as u32);
         let row_bytes = img.pitch * core::mem::size_of::<T>();
         let vector =
@@ -1094,7 +1115,7 @@ mod kernels {
         while tyi < tiles_y {
             let mut txi = block_idx_x();
             while txi < tiles_x {
-                let (x, y) = (txi * tw + FAST_X as u32 * tx, tyi * th + STRIP_H as u32 * ty);
+                let (x, y) = (txi * tw + FAST_X as u32 * tx, tyi * th + strip_h * ty);
                 let active = x < width && y < height;
                 let inside = x >= FAST_X as u32 && x + 2 * FAST_X as u32 <= width;
                 // SAFETY: every lane of the warp runs the same tile loop
@@ -1136,7 +1157,7 @@ mod kernels {
     }
 
     /// The register kernel's edge strips: for each lane set in `edges`,
-    /// the whole warp computes that lane's `FAST_X × STRIP_H` strip (at
+    /// the whole warp computes that lane's `FAST_X × strip_rows` strip (at
     /// the lane's `(x, y)`), two outputs per lane, each from the plain sum
     /// with both axes through the mode's map (in 32 bits: the axes are
     /// below 2³¹).
@@ -1159,7 +1180,7 @@ mod kernels {
             // SAFETY: the loop is warp-uniform.
             let (ex, ey) = unsafe { (shfl_idx(FULL_MASK, x, l), shfl_idx(FULL_MASK, y, l)) };
             let mut o = lane_id() as usize;
-            while o < FAST_X * STRIP_H {
+            while o < FAST_X * strip_rows(MH, core::mem::size_of::<T>()) {
                 let (xx, yy) = (ex as i32 + (o % FAST_X) as i32, ey as i32 + (o / FAST_X) as i32);
                 if xx < w && yy < h {
                     let (sx, sy) = (xx - (MW / 2) as i32, yy - (MH / 2) as i32);
@@ -1611,6 +1632,10 @@ mod tests {
             assert!(STRIP_PASS + mh - 1 + STRIP_PASS_AHEAD * STRIP_PASS <= strip_ring(mh, 4));
         }
         assert!(STRIP_PASS_RING.is_multiple_of(STRIP_PASS) && STRIP_H.is_multiple_of(STRIP_PASS));
+        // 9 × 9 strips of 8 rows, two passes; every other mask 16.
+        assert_eq!([3, 5, 7, 9].map(|mh| strip_rows(mh, 4)), [STRIP_H, STRIP_H, STRIP_H, 8]);
+        assert_eq!([3, 7, 9].map(|mh| strip_rows(mh, 8)), [STRIP_H; 3]);
+        assert!(strip_rows(9, 4).is_multiple_of(STRIP_PASS));
         assert_eq!((strip_ring(5, 4), strip_ring(7, 8), strip_ring(9, 4)), (STRIP_RING, STRIP_RING, STRIP_PASS_RING));
         assert_eq!((strip_block_warps(9, 4), strip_block_warps(7, 4), strip_block_warps(5, 4)), (4, 8, 8));
         assert_eq!(strip_shared_elems(32, 4, STRIP_PASS_RING), 4 * STRIP_PASS_RING * STRIP_ROW);
