@@ -75,12 +75,11 @@ pub const fn strip_block_warps(mh: usize, elem: usize) -> usize {
 
 /// Output rows per lane of the register form for a centred mask of `mh`
 /// rows of `elem`-byte elements: 8 for the blocked loop of 9 × 9
-/// ([`strip_blocked`]), [`STRIP_H`] for every other mask. Shorter strips
-/// mean more of them, and more halo rows read again from L2, but 9 × 9's
-/// warps then start and end their strips at more varied times: 0.284 ms
-/// against 0.290–0.295 ms on the H100 (8192², in one call; 7 × 7 and
-/// 5 × 5 were 1–2% slower with 8 rows, and every mask slower with 12 or
-/// 32).
+/// ([`strip_blocked`]), [`STRIP_H`] for every other mask. Measured on the
+/// H100 at 8192² in two calls: 9 × 9 0.2840–0.2858 ms with 8 rows against
+/// 0.2873–0.2945 ms with 16, though each strip then reads as many halo
+/// rows (from L2) as it has outputs; 7 × 7 and 5 × 5 were 1–2% slower
+/// with 8 rows, and every mask slower with 12 or 32.
 pub const fn strip_rows(mh: usize, elem: usize) -> usize {
     if strip_blocked(mh, elem) && mh >= 9 { STRIP_H / 2 } else { STRIP_H }
 }
