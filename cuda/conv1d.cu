@@ -333,6 +333,12 @@ KERNEL_PARAM(conv1d_fast16_f32, FAST(ParamMask, 16), FIXED_TAPS, 256, 5)
 
 __device__ __forceinline__ size_t tc_ksteps(size_t w) { return 2 * ((w + 15 + 15) / 16); }
 __device__ __forceinline__ size_t tc_padded(size_t i) { return 24 * (i / 16) + i % 16; }
+// Zero taps in front of the mask so that `left` is a multiple of 8 where that adds no step
+// (coalesce_kernels::conv::tensor::tc_front_pad); the table holds the padded taps.
+__device__ __forceinline__ size_t tc_front_pad(size_t w, size_t left) {
+    const size_t pad = (8 - left % 8) % 8;
+    return tc_ksteps(w + pad) == tc_ksteps(w) ? pad : 0;
+}
 
 __device__ __forceinline__ void mma_tf32(float (&acc)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
     asm volatile(
@@ -378,6 +384,8 @@ __device__ __forceinline__ void tensor(const float* input, float* output, size_t
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(table + 4 * i));
     }
     asm volatile("cp.async.commit_group;");
+    const size_t pad = tc_front_pad(w, left);
+    left += pad;
     const size_t misaligned = ((size_t)input / 4) % TC_SH_ALIGN;
     const size_t sh = (misaligned + TC_SH_ALIGN - left % TC_SH_ALIGN) % TC_SH_ALIGN;
     const size_t tiles = (n + sh + TC_TILE - 1) / TC_TILE;
@@ -456,7 +464,7 @@ __device__ __forceinline__ void tensor(const float* input, float* output, size_t
                 const long long at = tile_first + (long long)o;
                 if (at >= 0 && (size_t)at < n) {
                     float acc = 0.0f;
-                    for (size_t j = 0; j < w; ++j) acc = fmaf(data[tc_padded(o + j)], mask[j], acc);
+                    for (size_t j = 0; j < w; ++j) acc = fmaf(data[tc_padded(o + pad + j)], mask[j], acc);
                     output[at] = acc;
                 }
             }

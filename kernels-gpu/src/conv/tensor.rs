@@ -219,6 +219,21 @@ fn tc_fill_table(taps: &[f32], table: &mut [f32], second: impl Fn(&dyn Fn(isize)
 /// (`docs/wide-masks.md`).
 pub const TC_INPUT_ALIGN: usize = 16;
 
+/// Zero taps the tensor-core kernels put in front of a `w`-tap mask with
+/// `left` taps left of its centre: the fewest that make `left` a multiple
+/// of 8 without adding a step ([`tc_ksteps`]), else none. The tiles'
+/// first inputs are 64-byte aligned ([`TC_INPUT_ALIGN`]), so their first
+/// outputs sit `left + pad` floats further: a multiple of 8 starts every
+/// lane's run of 8 stores on a 32-byte sector (4 sectors a store
+/// instruction instead of 8). 56 taps (`left` 28) run as 60 and 63
+/// (`left` 31) as 64, with the same steps; the table holds the padded
+/// taps ([`tc_mask_table`] of them), and the kernels shift the band by
+/// `pad`.
+pub const fn tc_front_pad(w: usize, left: usize) -> usize {
+    let pad = (8 - left % 8) % 8;
+    if tc_ksteps(w + pad) == tc_ksteps(w) { pad } else { 0 }
+}
+
 /// `x` rounded to TF32 (10 mantissa bits), to nearest with ties away from
 /// zero (`cvt.rna.tf32.f32`), or truncated where rounding would overflow
 /// to an infinity. Non-finite values are returned unchanged.
@@ -249,8 +264,8 @@ pub fn tc_mask_table(taps: &[f32], table: &mut [f32]) {
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_80"))]
 mod kernels {
     use super::{
-        TC_COLUMN_TILES, TC_INPUT_ALIGN, TC_THREADS, TC_TILE, TcProducts, tc_ksteps, tc_padded, tc_span,
-        tc_table_floats,
+        TC_COLUMN_TILES, TC_INPUT_ALIGN, TC_THREADS, TC_TILE, TcProducts, tc_front_pad, tc_ksteps, tc_padded,
+        tc_span, tc_table_floats,
     };
     use crate::conv::boundary::map_index;
     use crate::conv::elem::{ConvElem, unroll};
@@ -277,8 +292,8 @@ mod kernels {
     ///
     /// # Safety
     /// `input`, `output` valid for `n` elements, not overlapping; `mask`
-    /// the `w` correlation taps, `table` their [`super::tc_mask_table`] for `P`;
-    /// `left < w`; [`super::tc_shared_bytes`]`(w)` bytes of dynamic shared
+    /// the `w` correlation taps, `table` the [`super::tc_mask_table`] for `P`
+    /// of those taps behind [`tc_front_pad`]`(w, left)` zeros; `left < w`; [`super::tc_shared_bytes`]`(w)` bytes of dynamic shared
     /// memory; [`TC_THREADS`] threads per block.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
@@ -318,6 +333,9 @@ mod kernels {
             i += TC_THREADS;
         }
         commit_group();
+        // The band as the table holds it: `pad` zero taps in front.
+        let pad = tc_front_pad(w, left);
+        let left = left + pad;
         // Tile b covers outputs from TC_TILE·b − sh; its inputs from that
         // minus `left`, which `sh` makes 64-byte aligned.
         let misaligned = (input as usize / 4) % TC_INPUT_ALIGN;
@@ -453,8 +471,11 @@ mod kernels {
                     if at >= 0 && (at as usize) < n {
                         let mut acc = 0.0f32;
                         for j in 0..w {
-                            // SAFETY: o + j < TC_TILE + w − 1 < span; j < w.
-                            acc = f32::fma(unsafe { data.read(tc_padded(o + j)) }, unsafe { *mask.add(j) }, acc);
+                            // SAFETY: o + pad + j < TC_TILE + pad + w − 1 < span
+                            // (tc_front_pad keeps the steps); j < w.
+                            let x = unsafe { data.read(tc_padded(o + pad + j)) };
+                            // SAFETY: j < w.
+                            acc = f32::fma(x, unsafe { *mask.add(j) }, acc);
                         }
                         // SAFETY: 0 ≤ at < n.
                         unsafe { *output.add(at as usize) = acc };
@@ -597,6 +618,32 @@ mod tests {
             assert!(8 * q >= w + 15 && q.is_multiple_of(2) && 8 * q < w + 15 + 16, "w = {w}");
             assert_eq!(tc_span(w) % 16, 0);
         }
+    }
+
+    #[test]
+    fn front_pad_aligns_left_without_a_step() {
+        let mut padded = 0;
+        for w in TC_MIN_TAPS..600 {
+            for left in 0..w {
+                let pad = tc_front_pad(w, left);
+                assert_eq!(tc_ksteps(w + pad), tc_ksteps(w), "w {w} left {left}");
+                // The padded band still reaches every tap of every row.
+                assert!(8 * tc_ksteps(w) >= w + pad + 15, "w {w} left {left}");
+                if pad == 0 {
+                    // Aligned already, or any pad would add a step.
+                    let need = (8 - left % 8) % 8;
+                    assert!(need == 0 || tc_ksteps(w + need) > tc_ksteps(w), "w {w} left {left}");
+                } else {
+                    assert!(pad < 8 && (left + pad).is_multiple_of(8), "w {w} left {left} pad {pad}");
+                    padded += 1;
+                }
+            }
+        }
+        assert!(padded > 0);
+        // The widths of the bench: correlation (left w/2) and convolution
+        // (left (w − 1)/2).
+        assert_eq!((tc_front_pad(56, 28), tc_front_pad(63, 31), tc_front_pad(127, 63)), (4, 1, 1));
+        assert_eq!((tc_front_pad(56, 27), tc_front_pad(64, 32), tc_front_pad(96, 48)), (5, 0, 0));
     }
 
     #[test]
