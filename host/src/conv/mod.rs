@@ -49,8 +49,8 @@ pub use coalesce_kernels::conv::conv1d::{
     FAST_FIXED_MAX, FAST_OUTPUTS, fast_fixed_chunks, fast_shared_elems, tiled_l2_shared_elems, tiled_shared_elems,
 };
 pub use coalesce_kernels::conv::tensor::{
-    TC_INPUT_ALIGN, TC_MIN_TAPS, TC_THREADS, TC_TILE, TC2_MIN_TAPS, TcProducts, round_bf16, round_tf32, tc_ksteps,
-    tc_front_pad, tc_mask_table, tc_mask_table2, tc_padded, tc_shared_bytes, tc_span, tc_table_floats, tc2_fits,
+    TC_INPUT_ALIGN, TC_MIN_TAPS, TC_THREADS, TC_TILE, TC2_MIN_TAPS, TcProducts, round_bf16, round_tf32, tc_front_pad,
+    tc_ksteps, tc_mask_table, tc_mask_table2, tc_padded, tc_shared_bytes, tc_span, tc_table_floats, tc2_fits,
 };
 pub use coalesce_kernels::conv::{Boundary, FIXED_MASK_TAPS, PARAM_MASK_BYTES, SHORT_MASK_KERNELS};
 
@@ -585,8 +585,7 @@ impl<T: ConvElem> Conv1d<T> {
         // The kernels run the band with tc_front_pad zero taps in front
         // (the same steps: the table's size does not change).
         let pad = tc_front_pad(self.taps.len(), self.left);
-        let taps: Vec<f32> =
-            std::iter::repeat_n(0.0, pad).chain(self.taps.iter().map(|t| t.to_f64() as f32)).collect();
+        let taps: Vec<f32> = std::iter::repeat_n(0.0, pad).chain(self.taps.iter().map(|t| t.to_f64() as f32)).collect();
         let mut table = vec![0.0f32; tc_table_floats(self.taps.len())];
         if two {
             tc_mask_table2(&taps, &mut table);

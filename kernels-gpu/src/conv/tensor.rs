@@ -264,8 +264,8 @@ pub fn tc_mask_table(taps: &[f32], table: &mut [f32]) {
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_80"))]
 mod kernels {
     use super::{
-        TC_COLUMN_TILES, TC_INPUT_ALIGN, TC_THREADS, TC_TILE, TcProducts, tc_front_pad, tc_ksteps, tc_padded,
-        tc_span, tc_table_floats,
+        TC_COLUMN_TILES, TC_INPUT_ALIGN, TC_THREADS, TC_TILE, TcProducts, tc_front_pad, tc_ksteps, tc_padded, tc_span,
+        tc_table_floats,
     };
     use crate::conv::boundary::map_index;
     use crate::conv::elem::{ConvElem, unroll};
