@@ -225,7 +225,8 @@ pub const TC_INPUT_ALIGN: usize = 16;
 /// first inputs are 64-byte aligned ([`TC_INPUT_ALIGN`]), so their first
 /// outputs sit `left + pad` floats further: a multiple of 8 starts every
 /// lane's run of 8 stores on a 32-byte sector (4 sectors a store
-/// instruction instead of 8). 56 taps (`left` 28) run as 60 and 63
+/// instruction instead of 8) when the output lies as the input does
+/// within its sectors, as whole buffers do. 56 taps (`left` 28) run as 60 and 63
 /// (`left` 31) as 64, with the same steps; the table holds the padded
 /// taps ([`tc_mask_table`] of them), and the kernels shift the band by
 /// `pad`.
@@ -292,8 +293,9 @@ mod kernels {
     ///
     /// # Safety
     /// `input`, `output` valid for `n` elements, not overlapping; `mask`
-    /// the `w` correlation taps, `table` the [`super::tc_mask_table`] for `P`
-    /// of those taps behind [`tc_front_pad`]`(w, left)` zeros; `left < w`; [`super::tc_shared_bytes`]`(w)` bytes of dynamic shared
+    /// the `w` correlation taps, `table` the [`super::tc_mask_table`] for
+    /// `P` of those taps behind [`tc_front_pad`]`(w, left)` zeros;
+    /// `left < w`; [`super::tc_shared_bytes`]`(w)` bytes of dynamic shared
     /// memory; [`TC_THREADS`] threads per block.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
