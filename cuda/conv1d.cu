@@ -284,7 +284,7 @@ KERNEL_GM(conv1d_tiled_gm_f32, tiled, 256, 6)
 KERNEL_PARAM(conv1d_tiled_l2_f32, tiled_l2, RUNTIME_TAPS, 256, 6)
 KERNEL_GM(conv1d_tiled_l2_gm_f32, tiled_l2, 256, 6)
 #define FAST(M, CH) fast<M, CH>
-KERNEL_PARAM(conv1d_fast_f32, FAST(ParamMask, 0), RUNTIME_TAPS, 256, 5)
+KERNEL_PARAM(conv1d_fast_f32, FAST(ParamMask, 0), RUNTIME_TAPS, 256, 4)
 KERNEL_GM(conv1d_fast_gm_f32, FAST(GlobalMask, 0), 256, 4)
 // Short-mask forms (coalesce_kernels::conv::SHORT_MASK_KERNELS): the same
 // kernels with a FIXED_TAPS parameter, for masks of at most 64 taps.
