@@ -297,14 +297,16 @@ fn reference_error_paths() {
 /// enough that every block walks several tiles (the plan's grid is below
 /// the tile count), with staged interior tiles, edge tiles at both ends
 /// and, at w = 300, tiles too wide to stage (the plain-load path), in
-/// every boundary mode.
+/// every boundary mode. 127, 192 and 255 taps run the run-time kernel's
+/// four-chunk loop on staged tiles, with 3, no and 3 single chunks after
+/// it and a last partial chunk of 3, no and 3 taps.
 #[test]
 fn fast_blocks_pipeline_several_tiles() {
     let gpu = gpu_or_skip!();
     let (mut rng, seed) = common::rng();
     let n = (1 << 22) + 13;
     let input: Vec<f32> = random(&mut rng, n);
-    for w in [3, 31, 300] {
+    for w in [3, 31, 127, 192, 255, 300] {
         let mask: Vec<f32> = random(&mut rng, w);
         for mode in Boundary::ALL {
             let conv = Conv1d::new(&gpu, &mask, ConvOp::Correlate, mode).unwrap();
