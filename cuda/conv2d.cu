@@ -1054,6 +1054,8 @@ __host__ __device__ constexpr int seps_ring(int h) {
                ? (seps_reach(h) + 7) / 8 * 8
                : seps_reach(h);
 }
+// The kernels whose odd bands walk up (seps_flips in sepstream.rs).
+__host__ __device__ constexpr bool seps_flips(int h) { return h == 7 || h == 8; }
 __host__ __device__ constexpr int seps_run(int h) { return seps_ring(h) % 8 == 0 ? 8 : seps_ring(h) % 4 == 0 ? 4 : 2; }
 
 // The launch's arguments (Args).
@@ -1069,7 +1071,7 @@ struct SepsArgs {
 // either end; positions further below take zeros (map_row).
 __device__ __forceinline__ int seps_map_row(int y, int height, int half, unsigned mode) {
     if (0 <= y && y < height) return y;
-    if (y >= height + half) return -1;
+    if (y >= height + half || y < -half) return -1;
     return map_index32(y, height, mode);
 }
 
@@ -1120,8 +1122,12 @@ __device__ __forceinline__ void seps(const SepsArgs a, const float* taps) {
     if (strips == 0 || a.height == 0 || a.rows == 0) return;
     const unsigned band = blockIdx.x / strips;
     if (band >= a.height / a.rows + (a.height % a.rows != 0)) return;
-    const unsigned y0 = band * a.rows;
-    const unsigned y_end = a.height - y0 < a.rows ? a.height : y0 + a.rows;
+    // Odd bands of the flipping kernels walk up (seps_flips): rows y0 ... y_end
+    // counted from the image's last row, the column taps reversed.
+    const bool flip = seps_flips(H) && (band & 1) != 0;
+    const unsigned b0 = band * a.rows;
+    const unsigned b_end = a.height - b0 < a.rows ? a.height : b0 + a.rows;
+    const unsigned y0 = flip ? a.height - b_end : b0, y_end = flip ? a.height - b0 : b_end;
     const unsigned strip_i = blockIdx.x % strips;
     // This lane's 16 bytes of intermediate row 0 (rows SEPS_STRIP floats
     // apart), and input row 0 of the ring (rows LINE floats apart).
@@ -1149,7 +1155,8 @@ __device__ __forceinline__ void seps(const SepsArgs a, const float* taps) {
     // Issues input row n into its ring slot (zeros past `total`), as one group.
     auto issue = [&](unsigned n) {
         const unsigned slot = in_at + (n % SEPS_DEPTH) * (LINE * 4);
-        const int ry = n < total ? seps_map_row((int)y0 - H + (int)n, hgt, H, a.mode) : -1;
+        const int yl = (int)y0 - H + (int)n;
+        const int ry = n < total ? seps_map_row(flip ? hgt - 1 - yl : yl, hgt, H, a.mode) : -1;
         const bool live = ry >= 0;
         const float* line = a.input + (size_t)(ry < 0 ? 0 : ry) * a.pitch;
         seps_copy(slot + 16 * lane, line, c0, in0, m0, live);
@@ -1160,7 +1167,8 @@ __device__ __forceinline__ void seps(const SepsArgs a, const float* taps) {
     for (unsigned j = 0; j < SEPS_DEPTH - 1; j++) issue(j);
     const int x_out = x_strip + 4 * (int)lane;
     const bool writes = x_out < w, whole = x_out + 4 <= w;
-    float* out = a.output + (size_t)y0 * a.pitch + x_out;
+    float* out = a.output + (size_t)(flip ? hgt - 1 - (int)y0 : (int)y0) * a.pitch + x_out;
+    const ptrdiff_t ostride = flip ? -(ptrdiff_t)a.pitch : (ptrdiff_t)a.pitch;
     // Row n of the intermediate goes to slot n mod T; each column pass reads
     // its rows from slot `first` on (a multiple of RUN).
     unsigned n = 0, slot_t = 0, first = 0, y = y0, steps = REACH;
@@ -1170,6 +1178,14 @@ __device__ __forceinline__ void seps(const SepsArgs a, const float* taps) {
     float rt[K];
 #pragma unroll
     for (int j = 0; j < K; j++) rt[j] = hoist ? __shfl_xor_sync(0xffffffffu, taps[j], 0) : 0.0f;
+    // The flipping kernels hold their column taps in registers, reversed on
+    // the bands that walk up.
+    float ct[K];
+#pragma unroll
+    for (int k = 0; k < K; k++)
+        ct[k] = seps_flips(H)
+                    ? __shfl_xor_sync(0xffffffffu, flip ? taps[SEPS_MAX_TAPS + K - 1 - k] : taps[SEPS_MAX_TAPS + k], 0)
+                    : 0.0f;
     for (;;) {
         // The row pass of `steps` input rows (the first chunk needs its 2H
         // rows above too).
@@ -1224,7 +1240,7 @@ __device__ __forceinline__ void seps(const SepsArgs a, const float* taps) {
             for (int r = 0; r < SEPS_CHUNK; r++) {
                 const int k = q - r;
                 if (k >= 0 && k < K) {
-                    const float m = taps[SEPS_MAX_TAPS + k];
+                    const float m = seps_flips(H) ? ct[k] : taps[SEPS_MAX_TAPS + k];
 #pragma unroll
                     for (int e = 0; e < 4; e++) acc[r][e] = k == 0 ? v[e] * m : fmaf(v[e], m, acc[r][e]);
                 }
@@ -1242,7 +1258,7 @@ __device__ __forceinline__ void seps(const SepsArgs a, const float* taps) {
                 bad |= (unsigned)((acc[r][e] - acc[r][e]) != 0.0f && inside) << (4 * r + e);
             }
             if (live) {
-                float* p = out + (size_t)r * a.pitch;
+                float* p = out + r * ostride;
                 if (whole) {
                     *reinterpret_cast<float4*>(p) = make_float4(acc[r][0], acc[r][1], acc[r][2], acc[r][3]);
                 } else if (writes) {
@@ -1257,12 +1273,13 @@ __device__ __forceinline__ void seps(const SepsArgs a, const float* taps) {
             const unsigned b = __ffs(bad) - 1;
             bad &= bad - 1;
             const unsigned r = b / 4, e = b % 4;
-            out[(size_t)r * a.pitch + e] = seps_exact(a, taps, H, x_out + (int)e, (int)(y + r));
+            const int yo = flip ? hgt - 1 - (int)(y + r) : (int)(y + r);
+            out[(ptrdiff_t)r * ostride + e] = seps_exact(a, taps, H, x_out + (int)e, yo);
         }
         first = first + SEPS_CHUNK < (unsigned)T ? first + SEPS_CHUNK : first + SEPS_CHUNK - T;
         y += SEPS_CHUNK;
         if (y >= y_end) return;
-        out += (size_t)SEPS_CHUNK * a.pitch;
+        out += SEPS_CHUNK * ostride;
     }
 }
 
@@ -1277,8 +1294,8 @@ extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h3(SEPS_PARAMS)
 extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h4(SEPS_PARAMS) { seps<4>(SEPS_ARGS); }
 extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h5(SEPS_PARAMS) { seps<5>(SEPS_ARGS); }
 extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h6(SEPS_PARAMS) { seps<6>(SEPS_ARGS); }
-extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h7(SEPS_PARAMS) { seps<7>(SEPS_ARGS); }
-extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h8(SEPS_PARAMS) { seps<8>(SEPS_ARGS); }
+extern "C" __global__ void LAUNCH_BOUNDS(32, 13) conv2d_seps_f32_h7(SEPS_PARAMS) { seps<7>(SEPS_ARGS); }
+extern "C" __global__ void LAUNCH_BOUNDS(32, 13) conv2d_seps_f32_h8(SEPS_PARAMS) { seps<8>(SEPS_ARGS); }
 extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h10(SEPS_PARAMS) { seps<10>(SEPS_ARGS); }
 extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h12(SEPS_PARAMS) { seps<12>(SEPS_ARGS); }
 extern "C" __global__ void LAUNCH_BOUNDS(32, 9) conv2d_seps_f32_h15(SEPS_PARAMS) { seps<15>(SEPS_ARGS); }

@@ -166,9 +166,10 @@ fn nan_and_infinity_come_out_as_in_the_reference() {
         input[y * w + x] = specials[i % 3];
         dense[y * w + x] = specials[i % 3];
     }
-    // 4 x 2 and 2 x 4 leave zero taps in their windows: there 0 · ∞ would
-    // be NaN where the reference has ±∞.
-    for (mw, mh) in [(3, 3), (4, 2), (2, 4), (9, 9)] {
+    // 4 x 2, 2 x 4 and 16 x 13 leave zero taps in their windows: there
+    // 0 · ∞ would be NaN where the reference has ±∞. 15 x 15 and 16 x 13
+    // run kernels whose odd bands walk up (rows 8 … 15 and 24 … 31 here).
+    for (mw, mh) in [(3, 3), (4, 2), (2, 4), (9, 9), (15, 15), (16, 13)] {
         let (mx, my) = (random_vec(&mut rng, mw), random_vec(&mut rng, mh));
         for mode in Boundary::ALL {
             for op in ConvOp::ALL {

@@ -39,6 +39,16 @@
 //!    index each.
 //! 5. **Stores.** 128-bit stores, whole lines per warp; a strip past the
 //!    image's right edge stores element by element.
+//! 6. **Odd bands walk up** in the kernels of [`seps_flips`] (H = 7 and
+//!    8, whose bands are `8H` rows long): such a band runs the same loop
+//!    over the image turned upside down (rows counted from the last, the
+//!    column taps reversed, held in registers for the band). Two
+//!    neighbouring bands then read the input rows they share, each one's
+//!    halo, at about the same time, at both ends: from L2, not twice from
+//!    DRAM. Walking down, a band reads the rows below it at its end and
+//!    the band below reads them at its start, a band's time apart, long
+//!    enough at `8H` rows for the many bands in flight to push them out
+//!    of L2 (15 × 15 moved 9% more DRAM bytes than the floor's).
 //!
 //! The taps travel by value in the kernel's parameter space (see
 //! [`crate::dev::param`]): row taps at `0 … 2H`, column taps at
@@ -134,10 +144,11 @@ pub const SEPS_HOIST_FROM: usize = 15;
 
 /// The kernel's launch bound in blocks per SM (its `.minnctapersm`, see
 /// [`LAUNCH_BOUNDS`](super::LAUNCH_BOUNDS)): 16, and from
-/// [`SEPS_HOIST_FROM`] on the blocks its shared memory allows on sm_90, so
-/// the registers of the hoisted taps cost no occupancy.
+/// [`SEPS_HOIST_FROM`] on and for [`seps_flips`] the blocks its shared
+/// memory allows on sm_90 (13 at H = 7 and 8), so the registers of the
+/// hoisted taps cost no occupancy.
 pub const fn seps_min_blocks(h: usize) -> u32 {
-    if h >= SEPS_HOIST_FROM { seps_blocks_per_sm(seps_ring(h), h) as u32 } else { 16 }
+    if h >= SEPS_HOIST_FROM || seps_flips(h) { seps_blocks_per_sm(seps_ring(h), h) as u32 } else { 16 }
 }
 
 /// Rows of each unbroken run of the column pass's reads: the largest of 8,
@@ -172,6 +183,19 @@ pub const fn seps_blocks(width: u32, height: u32, rows: u32) -> u32 {
     seps_strips(width) * height.div_ceil(rows)
 }
 
+/// Whether the kernel of half width `h` walks its odd bands up (module
+/// docs, item 6).
+pub const fn seps_flips(h: usize) -> bool {
+    h == 7 || h == 8
+}
+
+/// Whether block `block` of the kernel of half width `h` on an image
+/// `width` columns wide walks its band up: [`seps_flips`] and an odd band.
+pub const fn seps_walks_up(h: usize, block: u32, width: u32) -> bool {
+    let strips = seps_strips(width);
+    seps_flips(h) && strips > 0 && (block / strips) % 2 == 1
+}
+
 /// Block `block`'s task: its strip and its band of output rows `y0 …
 /// y_end`, or `None` past the last. Strips of a band come together, so
 /// neighbouring strips read their shared halo columns at about the same
@@ -193,8 +217,8 @@ pub const fn seps_task(block: u32, width: u32, height: u32, rows: u32) -> Option
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_80"))]
 mod kernels {
     use super::{
-        SEPS_CHUNK, SEPS_DEPTH, SEPS_HOIST_FROM, SEPS_MAX_HALF, SEPS_MAX_TAPS, SEPS_PARAM_BYTES, SEPS_STRIP, seps_line,
-        seps_pad, seps_reach, seps_ring, seps_run, seps_task,
+        SEPS_CHUNK, SEPS_DEPTH, SEPS_HOIST_FROM, SEPS_MAX_HALF, SEPS_MAX_TAPS, SEPS_PARAM_BYTES, SEPS_STRIP,
+        seps_flips, seps_line, seps_pad, seps_reach, seps_ring, seps_run, seps_task, seps_walks_up,
     };
     use crate::conv::boundary::map_index32;
     use crate::conv::elem::{ConvElem, unroll};
@@ -254,12 +278,16 @@ mod kernels {
 
     /// The row that position `y` of a band takes when it lies outside the
     /// image or past the band's rows (`wanted` false): −1 for zeros, and
-    /// for positions `H` or more below the image (no output reads them);
-    /// otherwise the mode's row. Out of line: the common path is a
+    /// for positions more than `H` outside the image (no output reads
+    /// them); otherwise the mode's row. Out of line: the common path is a
     /// comparison.
     #[inline(never)]
     fn map_row_cold(y: i32, wanted: bool, height: i32, half: i32, mode: u32) -> i32 {
-        if !wanted || y >= height + half { -1 } else { map_index32(y, height, mode).map_or(-1, |v| v as i32) }
+        if !wanted || y >= height + half || y < -half {
+            -1
+        } else {
+            map_index32(y, height, mode).map_or(-1, |v| v as i32)
+        }
     }
 
     /// One output computed from the input with the mask's own taps (the
@@ -334,7 +362,11 @@ mod kernels {
         const { assert!(2 * SEPS_MAX_TAPS * 4 <= SEPS_PARAM_BYTES) };
         let lane = thread_idx_x();
         // Whole warps leave (the barriers and votes need every lane).
-        let Some((strip, y0, y_end)) = seps_task(block_idx_x(), a.width, a.height, a.rows) else { return };
+        let Some((strip, b0, b_end)) = seps_task(block_idx_x(), a.width, a.height, a.rows) else { return };
+        // A band that walks up runs rows y0 … y_end counted from the
+        // image's last row (module docs, item 6).
+        let flip = seps_walks_up(H, block_idx_x(), a.width);
+        let (y0, y_end) = if flip { (a.height - b_end, a.height - b0) } else { (b0, b_end) };
         // SAFETY: the launch's shared memory holds both rings.
         let smem: Shared<f32> = unsafe { dynamic() };
         // This lane's 16 bytes of intermediate row 0 (rows 512 bytes
@@ -368,7 +400,8 @@ mod kernels {
         let issue = #[inline(always)]
         |n: u32| {
             let slot = in_at + (n % SEPS_DEPTH as u32) * (LINE * 4) as u32;
-            let y = y0 as i32 - half + n as i32;
+            let yl = y0 as i32 - half + n as i32;
+            let y = if flip { hgt - 1 - yl } else { yl };
             let ry = if n < total && 0 <= y && y < hgt { y } else { map_row_cold(y, n < total, hgt, half, a.mode) };
             let live = ry >= 0;
             // Not dereferenced unless live (row ry < height).
@@ -415,7 +448,10 @@ mod kernels {
         let x_out = x_strip + 4 * lane as i32;
         let writes = x_out < w;
         let whole = x_out + 4 <= w;
-        let mut out = a.output.wrapping_add(y0 as usize * a.pitch + x_out as usize);
+        // Output rows in the band's direction.
+        let ostride = if flip { -(a.pitch as isize) } else { a.pitch as isize };
+        let row0 = if flip { hgt - 1 - y0 as i32 } else { y0 as i32 };
+        let mut out = a.output.wrapping_offset(row0 as isize * a.pitch as isize + x_out as isize);
         // Row n of the intermediate goes to slot n mod T; each column pass
         // reads its rows from slot `first` on (a multiple of RUN).
         let (mut n, mut slot_t, mut first, mut y) = (0u32, 0u32, 0u32, y0);
@@ -432,6 +468,17 @@ mod kernels {
                 // register rather than reading the parameter again.
                 // SAFETY: every lane is here.
                 rt[J] = unsafe { shfl_xor_f32(FULL_MASK, tap::<P>(J), 0) };
+            });
+        }
+        // The kernels whose bands walk up hold their column taps in
+        // registers, reversed on those bands.
+        let mut ct = [0.0f32; K];
+        if seps_flips(H) {
+            unroll!(const J in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23,
+                                24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40] below K => {
+                let m = if flip { tap::<P>(SEPS_MAX_TAPS + K - 1 - J) } else { tap::<P>(SEPS_MAX_TAPS + J) };
+                // SAFETY: every lane is here.
+                ct[J] = unsafe { shfl_xor_f32(FULL_MASK, m, 0) };
             });
         }
         loop {
@@ -500,7 +547,7 @@ mod kernels {
                     // Q < R wraps k past K.
                     let k = Q.wrapping_sub(R);
                     if k < K {
-                        let m = tap::<P>(SEPS_MAX_TAPS + k);
+                        let m = if seps_flips(H) { ct[k] } else { tap::<P>(SEPS_MAX_TAPS + k) };
                         unroll!(const E in [0, 1, 2, 3] below 4 => {
                             acc[R][E] = if k == 0 { v[E] * m } else { f32::fma(v[E], m, acc[R][E]) };
                         });
@@ -514,7 +561,7 @@ mod kernels {
                 let o = acc[R];
                 sums[R] = (o[0] + o[1]) + (o[2] + o[3]);
                 if y + (R as u32) < y_end {
-                    let p = out.wrapping_add(R * a.pitch);
+                    let p = out.wrapping_offset(R as isize * ostride);
                     if whole {
                         // SAFETY: columns x_out … x_out + 3 of an output row
                         // inside the image, 16-byte aligned; no other thread
@@ -547,11 +594,11 @@ mod kernels {
                     let b = bad.trailing_zeros();
                     bad &= bad - 1;
                     let (r, e) = (b / 4, b % 4);
-                    // SAFETY: output (x_out + e, y + r) lies inside the
-                    // image (the bit says so) and is this lane's.
+                    let yo = if flip { hgt - 1 - (y + r) as i32 } else { (y + r) as i32 };
+                    // SAFETY: output (x_out + e, yo) lies inside the image
+                    // (the bit says so) and is this lane's.
                     unsafe {
-                        *out.wrapping_add(r as usize * a.pitch + e as usize) =
-                            exact::<P>(a, H, x_out + e as i32, (y + r) as i32)
+                        *out.wrapping_offset(r as isize * ostride + e as isize) = exact::<P>(a, H, x_out + e as i32, yo)
                     };
                 }
             }
@@ -567,7 +614,7 @@ mod kernels {
                 wait_group::<0>();
                 return;
             }
-            out = out.wrapping_add(SEPS_CHUNK * a.pitch);
+            out = out.wrapping_offset(SEPS_CHUNK as isize * ostride);
         }
     }
 
@@ -653,6 +700,27 @@ mod tests {
     }
 
     #[test]
+    fn odd_bands_of_the_long_band_kernels_walk_up() {
+        // Bands alternate down and up from the first (H = 7 and 8 only),
+        // whatever the strip, and a band walking up covers the rows of its
+        // task read from the image's last row.
+        for h in SEPS_HALVES {
+            for (width, height, rows) in [(129, 17, 8), (1000, 1007, 56), (300, 41, 64)] {
+                for b in 0..seps_blocks(width, height, rows) {
+                    let (_, y0, y1) = seps_task(b, width, height, rows).unwrap();
+                    let band = y0 / rows;
+                    assert_eq!(seps_walks_up(h, b, width), seps_flips(h) && band % 2 == 1, "h{h} block {b}");
+                    let (l0, l1) = (height - y1, height - y0);
+                    let up: std::vec::Vec<u32> = (l0..l1).map(|l| height - 1 - l).rev().collect();
+                    assert_eq!(up, (y0..y1).collect::<std::vec::Vec<_>>());
+                }
+            }
+            assert_eq!(seps_flips(h), h == 7 || h == 8);
+        }
+        assert!(!seps_walks_up(7, 1, 0));
+    }
+
+    #[test]
     fn layouts_fit_the_kernels() {
         for h in SEPS_HALVES {
             assert!(h <= SEPS_MAX_HALF && 4 + 2 * seps_pad(h) <= 48 && seps_ring(h) <= 48);
@@ -671,9 +739,10 @@ mod tests {
         assert_eq!(seps_shared_bytes(20), (48 * 128 + 8 * 168) * 4);
         // Rings rounded up to whole runs of 8 rows where that costs no
         // block per SM; not at H = 5 or 15.
-        // Launch bounds: 16 blocks, and the shared memory's 9 and 7 where
-        // the row taps are hoisted (the C++ twins carry the same numbers).
-        assert_eq!(SEPS_HALVES.map(seps_min_blocks), [16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 9, 7]);
+        // Launch bounds: 16 blocks, and the shared memory's 13 where the
+        // column taps are held for bands that walk up and 9 and 7 where the
+        // row taps are hoisted (the C++ twins carry the same numbers).
+        assert_eq!(SEPS_HALVES.map(seps_min_blocks), [16, 16, 16, 16, 16, 16, 13, 13, 16, 16, 9, 7]);
         let rings = SEPS_HALVES.map(|h| (seps_ring(h), seps_run(h)));
         assert_eq!(
             rings,
