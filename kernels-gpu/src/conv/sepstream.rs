@@ -701,22 +701,27 @@ mod tests {
 
     #[test]
     fn odd_bands_of_the_long_band_kernels_walk_up() {
-        // Bands alternate down and up from the first (H = 7 and 8 only),
-        // whatever the strip, and a band walking up covers the rows of its
-        // task read from the image's last row.
+        // In every strip the first band walks down and each band goes the
+        // other way from the one above it (so the two read their shared
+        // rows together); only H = 7 and 8 turn.
         for h in SEPS_HALVES {
             for (width, height, rows) in [(129, 17, 8), (1000, 1007, 56), (300, 41, 64)] {
+                let strips = seps_strips(width);
                 for b in 0..seps_blocks(width, height, rows) {
-                    let (_, y0, y1) = seps_task(b, width, height, rows).unwrap();
-                    let band = y0 / rows;
-                    assert_eq!(seps_walks_up(h, b, width), seps_flips(h) && band % 2 == 1, "h{h} block {b}");
-                    let (l0, l1) = (height - y1, height - y0);
-                    let up: std::vec::Vec<u32> = (l0..l1).map(|l| height - 1 - l).rev().collect();
-                    assert_eq!(up, (y0..y1).collect::<std::vec::Vec<_>>());
+                    let (s, y0, _) = seps_task(b, width, height, rows).unwrap();
+                    let up = seps_walks_up(h, b, width);
+                    assert!(seps_flips(h) || !up, "h{h} block {b}");
+                    if y0 == 0 {
+                        assert!(!up, "h{h} block {b}");
+                    } else {
+                        let (s_above, y_above, _) = seps_task(b - strips, width, height, rows).unwrap();
+                        assert_eq!((s_above, y_above + rows), (s, y0));
+                        assert_eq!(seps_walks_up(h, b - strips, width), seps_flips(h) && !up, "h{h} block {b}");
+                    }
                 }
             }
-            assert_eq!(seps_flips(h), h == 7 || h == 8);
         }
+        assert_eq!(SEPS_HALVES.map(seps_flips), SEPS_HALVES.map(|h| h == 7 || h == 8));
         assert!(!seps_walks_up(7, 1, 0));
     }
 
