@@ -210,6 +210,65 @@ __global__ void __launch_bounds__(256, MINB) fastvs(const float* __restrict__ in
     }
 }
 
+
+// Tiles shifted by eps outputs so that each tile's first input is 16-byte aligned; outputs then
+// start anywhere (vector store only when aligned).
+template <int CH, int MINB>
+__global__ void __launch_bounds__(256, MINB) fasto(const float* __restrict__ input, float* __restrict__ output, size_t n, size_t w, size_t left, const __grid_constant__ Taps taps) {
+    extern __shared__ __align__(16) float smem[];
+    size_t threads = blockDim.x, t = threadIdx.x, tile = R * threads;
+    size_t span = R * threads + R * ((w + R - 1) / R);
+    // delta: tile_start = b*tile - eps, with (input index + tile_start - left) % 4 == 0
+    size_t eps = (((size_t)input / 4) - left) & 3;   // tile_start ≡ -eps, origin index ≡ idx - eps - left ≡ 0
+    size_t tiles = (n + eps + tile - 1) / tile, grid = gridDim.x;
+    const int L4 = 2;
+    size_t s4 = span / 4;
+    auto staged = [&](size_t b) { long long o = (long long)(b * tile) - (long long)eps - (long long)left; return s4 <= L4 * threads && o >= 0 && (size_t)o + span <= n; };
+    float4 v[L4];
+    size_t b = blockIdx.x;
+    auto load = [&](size_t bb) { const float4* p = reinterpret_cast<const float4*>(input + bb * tile - eps - left);
+#pragma unroll
+        for (int k = 0; k < L4; ++k) { size_t i = t + k * threads; if (i < s4) v[k] = p[i]; } };
+    if (b < tiles && staged(b)) load(b);
+    while (b < tiles) {
+        long long tile_start = (long long)(b * tile) - (long long)eps;
+        long long origin = tile_start - (long long)left;
+        if (staged(b)) {
+#pragma unroll
+            for (int k = 0; k < L4; ++k) { size_t i = t + k * threads; if (i < s4) reinterpret_cast<float4*>(smem)[i] = v[k]; }
+        } else {
+            for (size_t k = t; k < span; k += threads) smem[k] = fetch0(input, n, origin + (long long)k);
+        }
+        __syncthreads();
+        size_t nb = b + grid;
+        if (nb < tiles && staged(nb)) load(nb);
+        long long o = tile_start + R * (long long)t;
+        if (o + R > 0 && o < (long long)n) {
+            float acc[R] = {0.f, 0.f, 0.f, 0.f};
+            size_t base = R * t, last = w - R * (CH - 1);
+            float4 lo = *reinterpret_cast<const float4*>(&smem[base]);
+#pragma unroll
+            for (int c = 0; c < CH; ++c) {
+                float4 hi = *reinterpret_cast<const float4*>(&smem[base + (c + 1) * R]);
+                float x[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+#pragma unroll
+                for (int jj = 0; jj < R; ++jj)
+                    if (c + 1 < CH || (size_t)jj < last) {
+                        float m = taps.v[c * R + jj];
+#pragma unroll
+                        for (int r = 0; r < R; ++r) acc[r] = fmaf(x[r + jj], m, acc[r]);
+                    }
+                lo = hi;
+            }
+            float* p = output + o;
+            if (o >= 0 && o + R <= (long long)n && ((size_t)p % 16) == 0) *reinterpret_cast<float4*>(p) = make_float4(acc[0], acc[1], acc[2], acc[3]);
+            else for (int r = 0; r < R; ++r) if (o + r >= 0 && o + r < (long long)n) p[r] = acc[r];
+        }
+        __syncthreads();
+        b = nb;
+    }
+}
+
 __global__ void copy4(const float4* __restrict__ a, float4* __restrict__ b, size_t n4) {
     size_t i = blockIdx.x * (size_t)blockDim.x * 4 + threadIdx.x, s = (size_t)gridDim.x * blockDim.x * 4;
     for (; i < n4; i += s) {
@@ -283,25 +342,23 @@ int main() {
     }
 
 
-    for (int wv : {1}) {
-      for (int rep = 0; rep < 2; ++rep) {
-        runk("scalar", fastk<1,1,5>, 3, 1, wv, 0);
-        runk("vec4", fastv<1,6,1>, 3, 0, wv, 0);
-        runk("vs", fastvs<1,6,0>, 3, 1, wv, 0);
-        runk("vs-rot", fastvs<1,6,1>, 3, 1, wv, 0);
-        runk("vs5", fastvs<1,5,0>, 3, 1, wv, 0);
-        runk("scalar", fastk<4,1,5>, 15, 7, wv, 0);
-        runk("vs", fastvs<4,6,0>, 15, 7, wv, 0);
-        runk("vs-rot", fastvs<4,6,1>, 15, 7, wv, 0);
-        runk("scalar", fastk<8,1,5>, 31, 15, wv, 0);
-        runk("vec4", fastv<8,5,1>, 31, 12, wv, 0);
-        runk("vs", fastvs<8,5,0>, 31, 15, wv, 0);
-        runk("vs-rot", fastvs<8,5,1>, 31, 15, wv, 0);
-        runk("vs", fastvs<8,5,0>, 31, 14, wv, 0);
-        runk("scalar", fastk<16,1,5>, 63, 31, wv, 0);
-        runk("vs", fastvs<16,5,0>, 63, 31, wv, 0);
-        runk("vs-rot", fastvs<16,5,1>, 63, 31, wv, 0);
-      }
+
+    for (int rep = 0; rep < 2; ++rep) {
+        runk("scalar", fastk<1,1,5>, 3, 1, 1, 0);
+        runk("vec4al", fastv<1,6,1>, 3, 0, 1, 0);
+        runk("fasto5", fasto<1,5>, 3, 1, 1, 0);
+        runk("fasto6", fasto<1,6>, 3, 1, 1, 0);
+        runk("fasto6", fasto<1,6>, 3, 0, 1, 0);
+        runk("scalar", fastk<2,1,5>, 7, 3, 1, 0);
+        runk("fasto6", fasto<2,6>, 7, 3, 1, 0);
+        runk("scalar", fastk<4,1,5>, 15, 7, 1, 0);
+        runk("fasto5", fasto<4,5>, 15, 7, 1, 0);
+        runk("fasto6", fasto<4,6>, 15, 7, 1, 0);
+        runk("scalar", fastk<8,1,5>, 31, 15, 1, 0);
+        runk("fasto5", fasto<8,5>, 31, 15, 1, 0);
+        runk("fasto6", fasto<8,6>, 31, 15, 1, 0);
+        runk("scalar", fastk<16,1,5>, 63, 31, 1, 0);
+        runk("fasto5", fasto<16,5>, 63, 31, 1, 0);
     }
     cudaError_t e = cudaGetLastError(); printf("last error: %s\n", cudaGetErrorString(e));
 }
