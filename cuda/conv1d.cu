@@ -16,6 +16,9 @@
 #include <cstddef>
 
 #define FAST_OUTPUTS 4
+// coalesce_kernels::conv::conv1d::{FAST_LOADS, FAST_STAGES}.
+#define FAST_LOADS 5
+#define FAST_STAGES 4
 
 // coalesce_kernels::LAUNCH_BOUNDS: the Rust build writes the same bounds
 // into the sm_90+ PTX of the Rust kernels (.maxntid / .minnctapersm), so
@@ -171,94 +174,149 @@ __device__ __forceinline__ void fast_store(float* output, size_t n, size_t o, co
     }
 }
 
+// The inputs of tile b (origin = b * tile - left) into smem + off at the top
+// of its iteration, when they were not copied ahead.
+__device__ __forceinline__ void fast_fill(float* st, const float* input, size_t n, long long origin, size_t span,
+                                          size_t t, size_t threads, unsigned mode) {
+    if (origin >= 0 && (size_t)origin + span <= n) {
+        const float* p = input + origin;
+        for (size_t k = t; k < span; k += threads) st[k] = p[k];
+    } else {
+        for (size_t k = t; k < span; k += threads) st[k] = fetch(input, n, origin + (long long)k, mode);
+    }
+}
+
+// Thread t's outputs of the tile starting at tile_start, its inputs at st.
+template <class M, int CH>
+__device__ __forceinline__ void fast_compute(const float* st, float* output, size_t n, M mask, size_t w,
+                                             size_t tile_start, size_t t) {
+    const size_t R = FAST_OUTPUTS;
+    size_t full = w / R, rem = w - full * R;
+    size_t o = tile_start + R * t;
+    if (CH > 0 && o < n) {
+        float acc[R] = {0.0f, 0.0f, 0.0f, 0.0f};
+        size_t base = R * t, last = w - R * (CH - 1);
+        float4 lo = *reinterpret_cast<const float4*>(&st[base]);
+#pragma unroll
+        for (int c = 0; c < CH; ++c) {
+            float4 hi = *reinterpret_cast<const float4*>(&st[base + (c + 1) * R]);
+            float x[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+#pragma unroll
+            for (int jj = 0; jj < (int)R; ++jj) {
+                if (c + 1 < CH || (size_t)jj < last) {
+                    float m = mask.tap(c * R + jj);
+#pragma unroll
+                    for (size_t r = 0; r < R; ++r) acc[r] = fmaf(x[r + jj], m, acc[r]);
+                }
+            }
+            lo = hi;
+        }
+        fast_store(output, n, o, acc);
+    } else if (o < n) {
+        float acc[R] = {0.0f, 0.0f, 0.0f, 0.0f};
+        size_t base = R * t;
+        float4 lo = *reinterpret_cast<const float4*>(&st[base]);
+        for (size_t c = 0; c < full; ++c) {
+            float4 hi = *reinterpret_cast<const float4*>(&st[base + (c + 1) * R]);
+            float x[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+#pragma unroll
+            for (size_t jj = 0; jj < R; ++jj) {
+                float m = mask.tap(c * R + jj);
+#pragma unroll
+                for (size_t r = 0; r < R; ++r) acc[r] = fmaf(x[r + jj], m, acc[r]);
+            }
+            lo = hi;
+        }
+        if (rem > 0) {
+            float4 hi = *reinterpret_cast<const float4*>(&st[base + (full + 1) * R]);
+            float x[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+#pragma unroll
+            for (size_t jj = 0; jj < R; ++jj) {
+                if (jj < rem) {
+                    float m = mask.tap(full * R + jj);
+#pragma unroll
+                    for (size_t r = 0; r < R; ++r) acc[r] = fmaf(x[r + jj], m, acc[r]);
+                }
+            }
+        }
+        fast_store(output, n, o, acc);
+    }
+}
+
 // CH = 0: chunk count at run time; CH > 0: CH = ceil(w / R) at compile
 // time, mask in the taps parameter (the Rust kernels conv1d_fast{CH}_f32).
+// sm_80+: tiles of at most LOADS loads per thread arrive by cp.async into a
+// ring of FAST_STAGES shared buffers; before sm_80 they are prefetched into
+// registers.
 template <class M, int CH>
 __device__ __forceinline__ void fast(const float* input, float* output, size_t n, M mask, size_t w, size_t left,
                                      unsigned mode) {
     const size_t R = FAST_OUTPUTS;
-    const size_t LOADS = R + 1;
+    const size_t LOADS = FAST_LOADS;
     if (CH > 0 && (w + R - 1) / R != (size_t)CH) return;
     extern __shared__ __align__(16) float smem[];
     size_t threads = blockDim.x, t = threadIdx.x, tile = R * threads;
-    size_t full = w / R, rem = w - full * R;
     size_t span = R * threads + R * ((w + R - 1) / R);
     size_t tiles = (n + tile - 1) / tile;
     size_t grid = gridDim.x;
+    size_t b = blockIdx.x;
+#if __CUDA_ARCH__ >= 800
+    if (span <= LOADS * threads) {
+        const int S = FAST_STAGES;
+        auto issue = [&](size_t bb, size_t stage) {
+            if (bb < tiles && fast_staged(bb, tile, left, span, LOADS * threads, n)) {
+                const float* p = input + bb * tile - left;
+#pragma unroll
+                for (size_t k = 0; k < LOADS; ++k) {
+                    size_t i = t + k * threads;
+                    if (i < span) {
+                        unsigned d = (unsigned)__cvta_generic_to_shared(smem + stage * span + i);
+                        asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(d), "l"(p + i) : "memory");
+                    }
+                }
+            }
+            asm volatile("cp.async.commit_group;" ::: "memory");
+        };
+#pragma unroll
+        for (int d = 0; d < S - 1; ++d) issue(b + d * grid, d);
+        size_t stage = 0;
+        for (; b < tiles; b += grid) {
+            float* st = smem + stage * span;
+            if (!fast_staged(b, tile, left, span, LOADS * threads, n))
+                fast_fill(st, input, n, (long long)(b * tile) - (long long)left, span, t, threads, mode);
+            asm volatile("cp.async.wait_group %0;" ::"n"(S - 2) : "memory");
+            __syncthreads();
+            issue(b + (S - 1) * grid, stage == 0 ? S - 1 : stage - 1);
+            fast_compute<M, CH>(st, output, n, mask, w, b * tile, t);
+            stage = stage + 1 == S ? 0 : stage + 1;
+        }
+        asm volatile("cp.async.wait_group 0;" ::: "memory");
+        return;
+    }
+    const size_t max_span = 0;  // copied ahead only above
+#else
+    const size_t max_span = LOADS * threads;
+#endif
     float v[LOADS];
 #pragma unroll
     for (size_t k = 0; k < LOADS; ++k) v[k] = 0.0f;
-    size_t b = blockIdx.x;
-    if (b < tiles && fast_staged(b, tile, left, span, LOADS * threads, n))
+    if (b < tiles && fast_staged(b, tile, left, span, max_span, n))
         fast_load(v, input, b * tile - left, t, threads, span);
     while (b < tiles) {
-        size_t tile_start = b * tile;
-        long long origin = (long long)tile_start - (long long)left;
-        if (fast_staged(b, tile, left, span, LOADS * threads, n)) {
+        if (fast_staged(b, tile, left, span, max_span, n)) {
 #pragma unroll
             for (size_t k = 0; k < LOADS; ++k) {
                 size_t i = t + k * threads;
                 if (i < span) smem[i] = v[k];
             }
-        } else if (origin >= 0 && (size_t)origin + span <= n) {
-            const float* p = input + origin;
-            for (size_t k = t; k < span; k += threads) smem[k] = p[k];
         } else {
-            for (size_t k = t; k < span; k += threads) smem[k] = fetch(input, n, origin + (long long)k, mode);
+            fast_fill(smem, input, n, (long long)(b * tile) - (long long)left, span, t, threads, mode);
         }
         __syncthreads();
         size_t next = b + grid;
-        if (next < tiles && fast_staged(next, tile, left, span, LOADS * threads, n))
+        if (next < tiles && fast_staged(next, tile, left, span, max_span, n))
             fast_load(v, input, next * tile - left, t, threads, span);
-        size_t o = tile_start + R * t;
-        if (CH > 0 && o < n) {
-            float acc[R] = {0.0f, 0.0f, 0.0f, 0.0f};
-            size_t base = R * t, last = w - R * (CH - 1);
-            float4 lo = *reinterpret_cast<const float4*>(&smem[base]);
-#pragma unroll
-            for (int c = 0; c < CH; ++c) {
-                float4 hi = *reinterpret_cast<const float4*>(&smem[base + (c + 1) * R]);
-                float x[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-#pragma unroll
-                for (int jj = 0; jj < (int)R; ++jj) {
-                    if (c + 1 < CH || (size_t)jj < last) {
-                        float m = mask.tap(c * R + jj);
-#pragma unroll
-                        for (size_t r = 0; r < R; ++r) acc[r] = fmaf(x[r + jj], m, acc[r]);
-                    }
-                }
-                lo = hi;
-            }
-            fast_store(output, n, o, acc);
-        } else if (o < n) {
-            float acc[R] = {0.0f, 0.0f, 0.0f, 0.0f};
-            size_t base = R * t;
-            float4 lo = *reinterpret_cast<const float4*>(&smem[base]);
-            for (size_t c = 0; c < full; ++c) {
-                float4 hi = *reinterpret_cast<const float4*>(&smem[base + (c + 1) * R]);
-                float x[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-#pragma unroll
-                for (size_t jj = 0; jj < R; ++jj) {
-                    float m = mask.tap(c * R + jj);
-#pragma unroll
-                    for (size_t r = 0; r < R; ++r) acc[r] = fmaf(x[r + jj], m, acc[r]);
-                }
-                lo = hi;
-            }
-            if (rem > 0) {
-                float4 hi = *reinterpret_cast<const float4*>(&smem[base + (full + 1) * R]);
-                float x[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-#pragma unroll
-                for (size_t jj = 0; jj < R; ++jj) {
-                    if (jj < rem) {
-                        float m = mask.tap(full * R + jj);
-#pragma unroll
-                        for (size_t r = 0; r < R; ++r) acc[r] = fmaf(x[r + jj], m, acc[r]);
-                    }
-                }
-            }
-            fast_store(output, n, o, acc);
-        }
+        fast_compute<M, CH>(smem, output, n, mask, w, b * tile, t);
         __syncthreads();
         b = next;
     }
@@ -291,22 +349,22 @@ KERNEL_GM(conv1d_fast_gm_f32, FAST(GlobalMask, 0), 256, 4)
 KERNEL_PARAM(conv1d_const_short_f32, direct, FIXED_TAPS, 256, 8)
 KERNEL_PARAM(conv1d_tiled_short_f32, tiled, FIXED_TAPS, 256, 6)
 KERNEL_PARAM(conv1d_tiled_l2_short_f32, tiled_l2, FIXED_TAPS, 256, 6)
-KERNEL_PARAM(conv1d_fast1_f32, FAST(ParamMask, 1), FIXED_TAPS, 256, 5)
-KERNEL_PARAM(conv1d_fast2_f32, FAST(ParamMask, 2), FIXED_TAPS, 256, 5)
-KERNEL_PARAM(conv1d_fast3_f32, FAST(ParamMask, 3), FIXED_TAPS, 256, 5)
-KERNEL_PARAM(conv1d_fast4_f32, FAST(ParamMask, 4), FIXED_TAPS, 256, 5)
-KERNEL_PARAM(conv1d_fast5_f32, FAST(ParamMask, 5), FIXED_TAPS, 256, 5)
-KERNEL_PARAM(conv1d_fast6_f32, FAST(ParamMask, 6), FIXED_TAPS, 256, 5)
-KERNEL_PARAM(conv1d_fast7_f32, FAST(ParamMask, 7), FIXED_TAPS, 256, 5)
-KERNEL_PARAM(conv1d_fast8_f32, FAST(ParamMask, 8), FIXED_TAPS, 256, 5)
-KERNEL_PARAM(conv1d_fast9_f32, FAST(ParamMask, 9), FIXED_TAPS, 256, 5)
-KERNEL_PARAM(conv1d_fast10_f32, FAST(ParamMask, 10), FIXED_TAPS, 256, 5)
-KERNEL_PARAM(conv1d_fast11_f32, FAST(ParamMask, 11), FIXED_TAPS, 256, 5)
-KERNEL_PARAM(conv1d_fast12_f32, FAST(ParamMask, 12), FIXED_TAPS, 256, 5)
-KERNEL_PARAM(conv1d_fast13_f32, FAST(ParamMask, 13), FIXED_TAPS, 256, 5)
-KERNEL_PARAM(conv1d_fast14_f32, FAST(ParamMask, 14), FIXED_TAPS, 256, 5)
-KERNEL_PARAM(conv1d_fast15_f32, FAST(ParamMask, 15), FIXED_TAPS, 256, 5)
-KERNEL_PARAM(conv1d_fast16_f32, FAST(ParamMask, 16), FIXED_TAPS, 256, 5)
+KERNEL_PARAM(conv1d_fast1_f32, FAST(ParamMask, 1), FIXED_TAPS, 256, 6)
+KERNEL_PARAM(conv1d_fast2_f32, FAST(ParamMask, 2), FIXED_TAPS, 256, 6)
+KERNEL_PARAM(conv1d_fast3_f32, FAST(ParamMask, 3), FIXED_TAPS, 256, 6)
+KERNEL_PARAM(conv1d_fast4_f32, FAST(ParamMask, 4), FIXED_TAPS, 256, 6)
+KERNEL_PARAM(conv1d_fast5_f32, FAST(ParamMask, 5), FIXED_TAPS, 256, 6)
+KERNEL_PARAM(conv1d_fast6_f32, FAST(ParamMask, 6), FIXED_TAPS, 256, 6)
+KERNEL_PARAM(conv1d_fast7_f32, FAST(ParamMask, 7), FIXED_TAPS, 256, 6)
+KERNEL_PARAM(conv1d_fast8_f32, FAST(ParamMask, 8), FIXED_TAPS, 256, 6)
+KERNEL_PARAM(conv1d_fast9_f32, FAST(ParamMask, 9), FIXED_TAPS, 256, 6)
+KERNEL_PARAM(conv1d_fast10_f32, FAST(ParamMask, 10), FIXED_TAPS, 256, 6)
+KERNEL_PARAM(conv1d_fast11_f32, FAST(ParamMask, 11), FIXED_TAPS, 256, 6)
+KERNEL_PARAM(conv1d_fast12_f32, FAST(ParamMask, 12), FIXED_TAPS, 256, 6)
+KERNEL_PARAM(conv1d_fast13_f32, FAST(ParamMask, 13), FIXED_TAPS, 256, 6)
+KERNEL_PARAM(conv1d_fast14_f32, FAST(ParamMask, 14), FIXED_TAPS, 256, 6)
+KERNEL_PARAM(conv1d_fast15_f32, FAST(ParamMask, 15), FIXED_TAPS, 256, 6)
+KERNEL_PARAM(conv1d_fast16_f32, FAST(ParamMask, 16), FIXED_TAPS, 256, 6)
 
 // ---- Tensor cores (kernels-gpu/src/conv/tensor.rs) ----
 //

@@ -15,8 +15,8 @@ mod common;
 
 use coalesce::conv::reference::{Checked, compare, conv1d, correlate1d_checked};
 use coalesce::conv::{
-    Boundary, Conv1d, Conv1dVariant, ConvElem, ConvOp, FAST_FIXED_MAX, MaskSource, THREADS_1D, max_constant_taps,
-    parse_boundary,
+    Boundary, Conv1d, Conv1dVariant, ConvElem, ConvOp, FAST_FIXED_MAX, FAST_RING_MIN_SM, FAST_STAGES, MaskSource,
+    THREADS_1D, fast_shared_elems, max_constant_taps, parse_boundary,
 };
 use coalesce::{Error, Gpu};
 use rand::Rng;
@@ -297,19 +297,20 @@ fn reference_error_paths() {
 /// enough that every block walks several tiles (the plan's grid is below
 /// the tile count), with staged interior tiles, edge tiles at both ends
 /// and, at w = 300, tiles too wide to stage (the plain-load path), in
-/// every boundary mode. 127, 192 and 255 taps run the run-time kernel's
-/// four-chunk loop on staged tiles, with 3, no and 3 single chunks after
-/// it and a last partial chunk of 3, no and 3 taps.
-#[test]
-fn fast_blocks_pipeline_several_tiles() {
-    let gpu = gpu_or_skip!();
+/// every boundary mode. From sm_80 the staged tiles go round the shared
+/// ring of `FAST_STAGES` buffers (w ≤ 256; 256 is the widest), each
+/// refilled several times. 127, 192 and 255 taps run the run-time
+/// kernel's four-chunk loop on staged tiles, with 3, no and 3 single
+/// chunks after it and a last partial chunk of 3, no and 3 taps. f64
+/// runs a compile-time, a run-time and an unstaged width.
+fn pipeline_several_tiles<T: ConvElem + Default>(gpu: &Gpu, widths: &[usize]) {
     let (mut rng, seed) = common::rng();
     let n = (1 << 22) + 13;
-    let input: Vec<f32> = random(&mut rng, n);
-    for w in [3, 31, 127, 192, 255, 300] {
-        let mask: Vec<f32> = random(&mut rng, w);
+    let input: Vec<T> = random(&mut rng, n);
+    for &w in widths {
+        let mask: Vec<T> = random(&mut rng, w);
         for mode in Boundary::ALL {
-            let conv = Conv1d::new(&gpu, &mask, ConvOp::Correlate, mode).unwrap();
+            let conv = Conv1d::new(gpu, &mask, ConvOp::Correlate, mode).unwrap();
             let plan = conv.plan(Conv1dVariant::Fast, n).unwrap();
             let tiles = n.div_ceil(plan.tile);
             assert!(
@@ -317,9 +318,24 @@ fn fast_blocks_pipeline_several_tiles() {
                 "w={w}: grid {} is not below the {tiles} tiles, so no block pipelines",
                 plan.grid
             );
+            // From sm_80, tiles of masks up to 256 taps go round a ring of
+            // FAST_STAGES shared buffers: more tiles per block than
+            // buffers, so every buffer is refilled.
+            let span = fast_shared_elems(plan.threads as usize, w);
+            let ring = gpu.ptx_arch() >= FAST_RING_MIN_SM && w <= 256;
+            let want_shared = if ring { FAST_STAGES * span } else { span } * std::mem::size_of::<T>();
+            assert_eq!(plan.shared_bytes as usize, want_shared, "{} w={w}: shared bytes", T::NAME);
+            assert!(!ring || tiles > FAST_STAGES * plan.grid as usize, "w={w}: {tiles} tiles, grid {}", plan.grid);
             let want = correlate1d_checked(&input, conv.taps(), conv.left(), mode).unwrap();
-            let what = format!("fast_blocks_pipeline_several_tiles seed={seed} w={w} {}", mode.name());
-            check_one(&gpu, &conv, Conv1dVariant::Fast, &input, 1, &want, &what);
+            let what = format!("fast_blocks_pipeline_several_tiles seed={seed} {} w={w} {}", T::NAME, mode.name());
+            check_one(gpu, &conv, Conv1dVariant::Fast, &input, 1, &want, &what);
         }
     }
+}
+
+#[test]
+fn fast_blocks_pipeline_several_tiles() {
+    let gpu = gpu_or_skip!();
+    pipeline_several_tiles::<f32>(&gpu, &[3, 6, 31, 64, 127, 192, 255, 256, 300]);
+    pipeline_several_tiles::<f64>(&gpu, &[9, 200, 300]);
 }

@@ -167,6 +167,15 @@ fn convolution_kernels_use_shared_and_constant_memory() {
                 let wide = sass.iter().any(|i| i.base() == "LDS" && i.opcode.ends_with(".128"));
                 assert!(wide, "sm_{} {k}: no 128-bit shared loads", c.arch);
                 assert!(c.has(&k, "BAR.SYNC"), "sm_{} {k}: no barrier", c.arch);
+                // From sm_80 the tiles copied ahead arrive by cp.async into
+                // the shared ring (copies, groups, waits); before, through
+                // registers.
+                let ring = ["LDGSTS", "LDGDEPBAR", "DEPBAR"].map(|op| sass.iter().any(|i| i.base() == op));
+                if c.arch >= 80 {
+                    assert_eq!(ring, [true; 3], "sm_{} {k}: LDGSTS, LDGDEPBAR, DEPBAR present", c.arch);
+                } else {
+                    assert!(!ring[0], "sm_{} {k}: asynchronous copies below sm_80", c.arch);
+                }
             }
             // The compile-time fast kernels read their taps at fixed
             // offsets of their mask parameter only: no tap load through an

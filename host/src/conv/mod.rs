@@ -46,7 +46,8 @@ use bytemuck::Pod;
 use cust::memory::DeviceCopy;
 
 pub use coalesce_kernels::conv::conv1d::{
-    FAST_FIXED_MAX, FAST_OUTPUTS, fast_fixed_chunks, fast_shared_elems, tiled_l2_shared_elems, tiled_shared_elems,
+    FAST_FIXED_MAX, FAST_LOADS, FAST_OUTPUTS, FAST_STAGES, fast_fixed_chunks, fast_shared_elems, fast_shared_total,
+    tiled_l2_shared_elems, tiled_shared_elems,
 };
 pub use coalesce_kernels::conv::tensor::{
     TC_INPUT_ALIGN, TC_MIN_TAPS, TC_THREADS, TC_TILE, TC2_MIN_TAPS, TcProducts, round_bf16, round_tf32, tc_front_pad,
@@ -661,9 +662,13 @@ impl<T: ConvElem> Conv1d<T> {
             }
             v => v,
         };
-        let plan = plan_1d_at::<T>(&self.gpu.info().limits, w, variant, self.precision, n)?;
+        let mut plan = plan_1d_at::<T>(&self.gpu.info().limits, w, variant, self.precision, n)?;
         if !matches!(plan.variant, Conv1dVariant::Fast | Conv1dVariant::Tensor) {
             return Ok(plan);
+        }
+        if plan.variant == Conv1dVariant::Fast && self.gpu.ptx_arch() < FAST_RING_MIN_SM {
+            // Older PTX stages through registers into one buffer.
+            plan.shared_bytes = (fast_shared_elems(plan.threads as usize, w) * std::mem::size_of::<T>()) as u32;
         }
         let per_sm = self.gpu.max_active_blocks_per_sm(plan.kernel, plan.threads, plan.shared_bytes as usize)?;
         Ok(persistent_grid(plan, self.gpu.info().sm_count, per_sm))
@@ -778,7 +783,7 @@ pub fn plan_1d_at<T: ConvElem>(
     let shared_max = limits.max_shared_per_block_optin as usize;
     let fits = |elems: usize| elems.checked_mul(size).filter(|&b| b <= shared_max);
     let variant = match variant {
-        Conv1dVariant::Auto if fits(fast_shared_elems(t, w)).is_some() => Conv1dVariant::Fast,
+        Conv1dVariant::Auto if fits(fast_shared_total(t, w)).is_some() => Conv1dVariant::Fast,
         Conv1dVariant::Auto => Conv1dVariant::TiledL2,
         v => v,
     };
@@ -788,7 +793,7 @@ pub fn plan_1d_at<T: ConvElem>(
         Conv1dVariant::Const => ("basic", 0, t),
         Conv1dVariant::Tiled => ("tiled", tiled_shared_elems(t, w), t),
         Conv1dVariant::TiledL2 => ("tiled_l2", tiled_l2_shared_elems(t), t),
-        Conv1dVariant::Fast | Conv1dVariant::Auto => ("fast", fast_shared_elems(t, w), FAST_OUTPUTS * t),
+        Conv1dVariant::Fast | Conv1dVariant::Auto => ("fast", fast_shared_total(t, w), FAST_OUTPUTS * t),
         Conv1dVariant::Tensor => ("tensor", tc_shared_bytes(w) / size, TC_TILE),
     };
     if variant == Conv1dVariant::Tensor && T::NAME != "f32" {
@@ -836,6 +841,12 @@ pub fn persistent_grid(plan: Conv1dPlan, sm_count: u32, per_sm: u32) -> Conv1dPl
     let resident = sm_count.max(1).saturating_mul(per_sm.max(1)).saturating_mul(FAST_WAVES);
     Conv1dPlan { grid: plan.grid.min(resident).max(1), ..plan }
 }
+
+/// The oldest architecture whose fast 1D kernel copies tiles ahead into a
+/// ring of [`FAST_STAGES`] shared buffers (`cp.async`): [`plan_1d`] sizes
+/// its shared memory for the ring; [`Conv1d::plan`] gives older PTX the
+/// single buffer it uses.
+pub const FAST_RING_MIN_SM: u32 = 80;
 
 /// Waves of resident blocks the fast 1D kernel's grid holds: one, so every
 /// block stays resident from start to end and pipelines its share of the
@@ -1032,7 +1043,7 @@ mod tests {
         let p = plan_1d::<f32>(&h, 31, Conv1dVariant::Auto, 1 << 27).unwrap();
         assert_eq!((p.variant, p.kernel, p.mask), (Conv1dVariant::Fast, "conv1d_fast8_f32", MaskSource::Constant));
         assert_eq!(p.grid as usize, (1usize << 27).div_ceil(FAST_OUTPUTS * 256));
-        assert_eq!(p.shared_bytes as usize, fast_shared_elems(256, 31) * 4);
+        assert_eq!(p.shared_bytes as usize, fast_shared_total(256, 31) * 4);
         let p = plan_1d::<f32>(&h, 5, Conv1dVariant::Tiled, 1000).unwrap();
         assert_eq!((p.kernel, p.shared_bytes, p.grid), ("conv1d_tiled_short_f32", (256 + 4) * 4, 4));
         // The widest constant mask, and one more tap.

@@ -39,6 +39,25 @@ pub const fn fast_fixed_chunks(w: usize) -> Option<usize> {
     if w >= 1 && w <= FAST_FIXED_MAX { Some(w.div_ceil(FAST_OUTPUTS)) } else { None }
 }
 
+/// Tile buffers in the fast kernel's shared ring on sm_80 and newer:
+/// the tile computed and the next `FAST_STAGES − 1` in flight
+/// (`cp.async`).
+pub const FAST_STAGES: usize = 4;
+
+/// Loads per thread of a tile the fast kernel copies ahead (`FAST_OUTPUTS`
+/// outputs plus one for the halo): tiles of masks up to
+/// `threads · FAST_LOADS − FAST_OUTPUTS · threads` taps.
+pub const FAST_LOADS: usize = FAST_OUTPUTS + 1;
+
+/// Shared-memory elements the fast kernel is launched with on sm_80 and
+/// newer: [`FAST_STAGES`] buffers of [`fast_shared_elems`] while a tile
+/// takes at most [`FAST_LOADS`] loads per thread, else one buffer (the
+/// buffer alone below sm_80).
+pub const fn fast_shared_total(threads: usize, w: usize) -> usize {
+    let span = fast_shared_elems(threads, w);
+    if span <= FAST_LOADS * threads { FAST_STAGES * span } else { span }
+}
+
 /// Shared-memory elements of `conv1d_tiled` at `threads` per block and
 /// mask width `w`: the tile plus its halo, `threads + w − 1`.
 pub const fn tiled_shared_elems(threads: usize, w: usize) -> usize {
@@ -67,6 +86,8 @@ mod kernels {
     use crate::dev::grid::{GridStride, grid_stride};
     use crate::dev::index::{block_dim_x, block_idx_x, grid_dim_x, thread_idx_x};
     use crate::dev::param::{ParamBytes, ParamSymbol};
+    #[cfg(target_feature = "sm_80")]
+    use crate::dev::pipeline;
     use crate::dev::shared::{Shared, dynamic};
     use crate::dev::sync::sync_threads;
     use core::marker::PhantomData;
@@ -350,12 +371,18 @@ mod kernels {
     /// the plain sum.
     ///
     /// Blocks are persistent (the host caps the grid at the resident
-    /// blocks) and software-pipelined over their tiles: after a tile's
-    /// barrier each thread issues the global loads of its block's next
-    /// tile into registers, computes the current tile from shared memory,
-    /// and stores the loads to shared memory at the top of the next
-    /// iteration. Edge tiles and masks wider than `LOADS` loads per thread
-    /// load at the top of their iteration as before.
+    /// blocks) and software-pipelined over their tiles. On sm_80 and newer,
+    /// while the tile fits `LOADS` loads per thread (`w ≤ 256` at 256
+    /// threads), the block keeps a ring of [`FAST_STAGES`] tile buffers in
+    /// shared memory and copies the next `FAST_STAGES − 1` tiles into it
+    /// with `cp.async` ([`crate::dev::pipeline`]) while it computes the
+    /// current one: the bytes in flight hold no registers, and one barrier
+    /// per tile orders the ring. Below sm_80, after a tile's barrier each
+    /// thread issues the global loads of its block's next tile into
+    /// registers, computes the current tile from shared memory, and stores
+    /// the loads to shared memory at the top of the next iteration. Edge
+    /// tiles (and, everywhere, masks wider than `LOADS` loads per thread)
+    /// load at the top of their iteration.
     ///
     /// `CH` is 0, or the mask's chunk count `ceil(w / R)` known at compile
     /// time (mask in the parameter space only): the chunk loop is then
@@ -380,96 +407,65 @@ mod kernels {
         // Loads per thread of the interior tile: R for the outputs plus
         // one for the halo, enough while R·⌈w/R⌉ ≤ blockDim (w ≤ 256 at
         // 256 threads); wider masks take the plain loop.
-        const LOADS: usize = R + 1;
+        const LOADS: usize = super::FAST_LOADS;
         let threads = block_dim_x() as usize;
         let t = thread_idx_x() as usize;
         let tile = R * threads;
         let full = w / R;
         let rem = w - full * R;
         let span = super::fast_shared_elems(threads, w);
-        // SAFETY: the host launches with fast_shared_elems(threads, w)
-        // elements; the dynamic window is 16-byte aligned.
+        // SAFETY: the host launches with fast_shared_total(threads, w)
+        // elements (FAST_STAGES · span while span ≤ LOADS · threads, on
+        // sm_80 and newer); the dynamic window is 16-byte aligned.
         let s: Shared<T> = unsafe { dynamic() };
         let tiles = n.div_ceil(tile);
         let grid = grid_dim_x() as usize;
         // Whether tile `b`'s inputs lie inside the input and take at most
-        // LOADS loads per thread: those tiles are prefetched into
-        // registers. Block-uniform.
-        let staged = |b: usize| {
+        // LOADS loads per thread: those tiles are copied ahead (into the
+        // ring on sm_80+, into registers before). Block-uniform.
+        let inside = |b: usize| {
             let origin = (b * tile) as isize - left as isize;
             span <= LOADS * threads && origin >= 0 && origin as usize + span <= n
         };
-        // Tile `b`'s inputs into `v`, LOADS independent loads per thread.
-        // SAFETY (callers): `staged(b)`, so [origin, origin + span) lies
-        // inside the input.
-        let load = |b: usize, v: &mut [T; LOADS]| {
-            // SAFETY: see above; b·tile ≥ left when staged(b).
-            let p = unsafe { input.add(b * tile - left) };
-            for (k, slot) in v.iter_mut().enumerate() {
-                let i = t + k * threads;
-                if i < span {
-                    // SAFETY: i < span.
-                    *slot = unsafe { *p.add(i) };
-                }
-            }
-        };
-        // Software pipeline over the block's tiles (grid-stride): the
-        // loads of the next tile issue before the current tile's compute
-        // and land in shared memory after it, so they are in flight while
-        // the block computes.
-        let mut b = block_idx_x() as usize;
-        let mut v = [T::ZERO; LOADS];
-        if b < tiles && staged(b) {
-            load(b, &mut v);
-        }
-        while b < tiles {
-            let tile_start = b * tile;
-            let origin = tile_start as isize - left as isize;
-            if staged(b) {
-                // The prefetched inputs (loaded before the previous tile's
-                // compute, or before the loop).
-                for (k, &x) in v.iter().enumerate() {
-                    let i = t + k * threads;
-                    if i < span {
-                        // SAFETY: i < span.
-                        unsafe { s.write(i, x) };
-                    }
-                }
-            } else if origin >= 0 && origin as usize + span <= n {
-                // Masks too wide for LOADS loads per thread.
+        // Tile `b`'s inputs at shared element `off` at the top of its
+        // iteration, when it was not copied ahead.
+        let fill = #[inline(always)]
+        |b: usize, off: usize| {
+            let origin = (b * tile) as isize - left as isize;
+            if origin >= 0 && origin as usize + span <= n {
                 // SAFETY: [origin, origin + span) lies inside the input.
                 let p = unsafe { input.add(origin as usize) };
                 let mut k = t;
                 while k < span {
-                    // SAFETY: k < span.
-                    unsafe { s.write(k, *p.add(k)) };
+                    // SAFETY: k < span; off + span ≤ the window.
+                    unsafe { s.write(off + k, *p.add(k)) };
                     k += threads;
                 }
             } else {
                 let mut k = t;
                 while k < span {
                     // SAFETY: k < span; fetch maps any position.
-                    unsafe { s.write(k, fetch(input, n, origin + k as isize, mode)) };
+                    unsafe { s.write(off + k, fetch(input, n, origin + k as isize, mode)) };
                     k += threads;
                 }
             }
-            // SAFETY: reached by every thread (the loop bound and the
-            // branches above are block-uniform).
-            unsafe { sync_threads() };
-            let next = b + grid;
-            if next < tiles && staged(next) {
-                load(next, &mut v);
-            }
+        };
+        // Thread t's R outputs of the tile starting at `tile_start`, its
+        // inputs at shared element `off` (a multiple of 4).
+        // (The unrolled chunks' last `lo = hi` is never read.)
+        let compute = #[inline(always)]
+        #[allow(unused_assignments)]
+        |off: usize, tile_start: usize| {
             let o = tile_start + R * t;
             if o < n && CH > 0 {
                 let mut acc = [T::ZERO; R];
-                let base = R * t;
+                let base = off + R * t;
                 // Taps in the last chunk (1 ..= R): CH = ceil(w / R).
                 let last = w - R * (CH - 1);
-                // SAFETY: base + R ≤ span; base is a multiple of R = 4.
+                // SAFETY: base + R ≤ off + span; base is a multiple of R = 4.
                 let mut lo = unsafe { T::read4(s, base) };
                 unroll!(const C in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] below CH => {
-                    // SAFETY: base + (C + 1)·R + R ≤ R·threads + R·CH = span.
+                    // SAFETY: base + (C + 1)·R + R ≤ off + R·threads + R·CH = off + span.
                     let hi = unsafe { T::read4(s, base + (C + 1) * R) };
                     let x = [lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]];
                     unroll!(const JJ in [0, 1, 2, 3] below R => {
@@ -487,10 +483,11 @@ mod kernels {
                 unsafe { store(output, n, o, acc) };
             } else if o < n {
                 let mut acc = [T::ZERO; R];
-                let base = R * t;
+                let base = off + R * t;
                 // The shared reads below stay inside: base + (c + 1)·R + R ≤
-                // R·threads + R·ceil(w / R) = span for every chunk c read.
-                // SAFETY: base + R ≤ span; base is a multiple of R = 4.
+                // off + R·threads + R·ceil(w / R) = off + span for every
+                // chunk c read.
+                // SAFETY: base + R ≤ off + span; base is a multiple of R = 4.
                 let mut lo = unsafe { T::read4(s, base) };
                 // One chunk: taps c·R .. c·R + R against the window lo ++ hi.
                 let mut chunk = |c: usize, lo: &mut [T; R]| {
@@ -538,6 +535,104 @@ mod kernels {
                 // SAFETY: o < n.
                 unsafe { store(output, n, o, acc) };
             }
+        };
+        let mut b = block_idx_x() as usize;
+        #[cfg(target_feature = "sm_80")]
+        if span <= LOADS * threads {
+            const S: usize = super::FAST_STAGES;
+            // Copies tile `bb`'s inputs into ring buffer `stage` when it
+            // is copied ahead; one group per call either way, so a
+            // thread's groups stay one per tile.
+            let issue = #[inline(always)]
+            |bb: usize, stage: usize| {
+                if bb < tiles && inside(bb) {
+                    // SAFETY: inside(bb): [bb·tile − left, + span) lies
+                    // inside the input.
+                    let p = unsafe { input.add(bb * tile - left) };
+                    for k in 0..LOADS {
+                        let i = t + k * threads;
+                        if i < span {
+                            // SAFETY: i < span; stage·span + i inside the
+                            // S·span window; nobody touches the buffer
+                            // until the tile's wait and barrier.
+                            unsafe { T::copy1_async(s.addr_of(stage * span + i), p.add(i), true) };
+                        }
+                    }
+                }
+                pipeline::commit_group();
+            };
+            for d in 0..S - 1 {
+                issue(b + d * grid, d);
+            }
+            let mut stage = 0;
+            while b < tiles {
+                let off = stage * span;
+                if !inside(b) {
+                    fill(b, off);
+                }
+                // This tile's group is done when at most S − 2 younger
+                // ones are in flight; the barrier makes every thread's
+                // copies (and fills) visible, and frees the buffer the
+                // previous tile was computed from.
+                pipeline::wait_group::<{ S as u32 - 2 }>();
+                // SAFETY: reached by every thread (block-uniform loop).
+                unsafe { sync_threads() };
+                let prev = if stage == 0 { S - 1 } else { stage - 1 };
+                issue(b + (S - 1) * grid, prev);
+                compute(off, b * tile);
+                stage = if stage + 1 == S { 0 } else { stage + 1 };
+                b += grid;
+            }
+            // Every copy issued was for a tile below `tiles`, waited for
+            // above; this orders nothing but keeps the block's exit clean.
+            pipeline::wait_group::<0>();
+            return;
+        }
+        // Tile `b`'s inputs into `v`, LOADS independent loads per thread.
+        // SAFETY (callers): `staged(b)`, so [origin, origin + span) lies
+        // inside the input.
+        let staged = |b: usize| !cfg!(target_feature = "sm_80") && inside(b);
+        let load = |b: usize, v: &mut [T; LOADS]| {
+            // SAFETY: see above; b·tile ≥ left when staged(b).
+            let p = unsafe { input.add(b * tile - left) };
+            for (k, slot) in v.iter_mut().enumerate() {
+                let i = t + k * threads;
+                if i < span {
+                    // SAFETY: i < span.
+                    *slot = unsafe { *p.add(i) };
+                }
+            }
+        };
+        // Software pipeline over the block's tiles (grid-stride): the
+        // loads of the next tile issue before the current tile's compute
+        // and land in shared memory after it, so they are in flight while
+        // the block computes.
+        let mut v = [T::ZERO; LOADS];
+        if b < tiles && staged(b) {
+            load(b, &mut v);
+        }
+        while b < tiles {
+            if staged(b) {
+                // The prefetched inputs (loaded before the previous tile's
+                // compute, or before the loop).
+                for (k, &x) in v.iter().enumerate() {
+                    let i = t + k * threads;
+                    if i < span {
+                        // SAFETY: i < span.
+                        unsafe { s.write(i, x) };
+                    }
+                }
+            } else {
+                fill(b, 0);
+            }
+            // SAFETY: reached by every thread (the loop bound and the
+            // branches above are block-uniform).
+            unsafe { sync_threads() };
+            let next = b + grid;
+            if next < tiles && staged(next) {
+                load(next, &mut v);
+            }
+            compute(0, b * tile);
             // SAFETY: as above; the next tile overwrites the buffer.
             unsafe { sync_threads() };
             b = next;
