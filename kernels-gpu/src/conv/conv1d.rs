@@ -51,8 +51,9 @@ pub const FAST_LOADS: usize = FAST_OUTPUTS + 1;
 
 /// Shared-memory elements the fast kernel is launched with on sm_80 and
 /// newer: [`FAST_STAGES`] buffers of [`fast_shared_elems`] while a tile
-/// takes at most [`FAST_LOADS`] loads per thread, else one buffer (the
-/// buffer alone below sm_80).
+/// takes at most [`FAST_LOADS`] loads per thread, else one buffer. PTX
+/// older than sm_80 uses one buffer only; the host's `Conv1d::plan`
+/// launches it with [`fast_shared_elems`].
 pub const fn fast_shared_total(threads: usize, w: usize) -> usize {
     let span = fast_shared_elems(threads, w);
     if span <= FAST_LOADS * threads { FAST_STAGES * span } else { span }
