@@ -56,7 +56,7 @@ use cust::memory::DeviceCopy;
 
 pub use coalesce_kernels::conv::batch::{
     COLS_OUTPUTS, COLS_ROWS, COLS_X, COLS_Y, FLAG_TENSOR, FLAG_VECTOR, ROWS_DRAW_TILES, ROWS_FIXED_MAX, ROWS_GROUPS,
-    ROWS_OUTPUTS, cols_shared_elems, rows_draw, rows_drawn_tiles, rows_fixed_chunks, rows_shared_bytes,
+    ROWS_OUTPUTS, ROWS_THREADS, cols_shared_elems, rows_draw, rows_drawn_tiles, rows_fixed_chunks, rows_shared_bytes,
     rows_shared_elems, rows_span, rows_stage_bytes, rows_stages, rows_tc_shared_bytes,
 };
 pub use coalesce_kernels::conv::batch_tensor::{RT_MIN_TAPS, RT_TILE_SCALE, rt_max_steps, rt_steps};
@@ -66,9 +66,6 @@ use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::launch::{DevicePtr, KernelArg, LaunchConfig};
 use crate::memory::{DeviceBuffer, DeviceView, DeviceViewMut};
-
-/// Threads per block of the rows kernels.
-pub const ROWS_THREADS: u32 = 256;
 
 /// A storage type of the batched filters: how it widens to its
 /// accumulation type and how results are written back (the output rule).
@@ -596,7 +593,18 @@ impl<S: Sample> Filter1d<S> {
         let mut tensor = false;
         let (kernel, block, bytes, tiles) = match self.axis {
             Axis::Rows => {
-                let t = ROWS_THREADS.min(info.limits.max_threads_per_block);
+                // The kernels' block is a constant; every device of
+                // compute capability 7.0 or newer allows it.
+                let t = ROWS_THREADS as u32;
+                if t > info.limits.max_threads_per_block {
+                    return Err(Error::InvalidArgument {
+                        op: "filter1d",
+                        message: format!(
+                            "the rows kernels run {t} threads per block; this device allows {}",
+                            info.limits.max_threads_per_block
+                        ),
+                    });
+                }
                 let chunks = rows_fixed_chunks(self.w).unwrap_or(0);
                 let tiles = |scale: usize| {
                     signals.saturating_mul(len.div_ceil(ROWS_OUTPUTS * ROWS_GROUPS * scale * t as usize))
@@ -605,7 +613,6 @@ impl<S: Sample> Filter1d<S> {
                     && S::NAME == "bf16"
                     && sm >= 80
                     && vector
-                    && t == ROWS_THREADS
                     && self.w >= RT_MIN_TAPS
                     && chunks > 0
                     && self.tensor_taps;

@@ -63,6 +63,11 @@ pub const ROWS_OUTPUTS: usize = 4;
 /// thread.
 pub const ROWS_GROUPS: usize = 4;
 
+/// Threads per block of the rows kernels: a constant in them, so that a
+/// tile's length, its input span and every loop stride over it are
+/// compile-time constants (immediate offsets, no loop counters).
+pub const ROWS_THREADS: usize = 256;
+
 /// The widest mask with an unrolled rows kernel: `conv1d_rows{c}_<type>`
 /// for `c = ceil(w / 4)` in `1..=8`.
 pub const ROWS_FIXED_MAX: usize = 32;
@@ -590,8 +595,21 @@ pub(in crate::conv) mod kernels {
             // Not this kernel's width (the host never launches it so).
             return;
         }
+        let size = core::mem::size_of::<S>();
+        // The block (ROWS_THREADS) as a constant in the f32 and f64 FMA
+        // kernels: their loops over a tile then run at immediate offsets.
+        // The others read it from its special register: they spill with
+        // the constant (its derived addresses take registers).
+        let threads = if TC == 0 && size >= 4 {
+            if block_dim_x() as usize != super::ROWS_THREADS {
+                // Not this kernel's block (the host never launches it so).
+                return;
+            }
+            super::ROWS_THREADS
+        } else {
+            block_dim_x() as usize
+        };
         let n = a.n;
-        let threads = block_dim_x() as usize;
         let t = thread_idx_x() as usize;
         const GROUPS: usize = super::ROWS_GROUPS;
         // The tensor form's tiles are RT_TILE_SCALE times longer (its
@@ -600,7 +618,6 @@ pub(in crate::conv) mod kernels {
         let scale = if TC > 0 { super::super::batch_tensor::RT_TILE_SCALE } else { 1 };
         let tile = R * GROUPS * threads * scale;
         let span = super::rows_span(threads * scale, w);
-        let size = core::mem::size_of::<S>();
         let stages = if TC > 0 { super::super::batch_tensor::RT_STAGES } else { super::rows_stages(size) };
         // SAFETY: the host sizes the dynamic window (rows_shared_bytes);
         // it is 16-byte aligned.
@@ -831,15 +848,46 @@ pub(in crate::conv) mod kernels {
                     // neighbouring banks in both the slot and the tile (a
                     // chunk per thread would store V elements apart: a
                     // V-way bank conflict on every store).
-                    let skip = (origin as usize - c0 * S::V) * size;
-                    let mut k = t;
-                    while k < span {
-                        // SAFETY: element k of the tile is copied in the slot
-                        // (whole), landed.
-                        let v = unsafe { S::ld_shared(src + (skip + k * size) as u32) };
-                        // SAFETY: k < span.
-                        unsafe { s.write(k, v.widen()) };
-                        k += threads;
+                    let from = src + ((origin as usize - c0 * S::V + t) * size) as u32;
+                    let to = s.addr_of(t);
+                    let acc = core::mem::size_of::<S::Acc>() as u32;
+                    let (step_from, step_to) = ((threads * size) as u32, threads as u32 * acc);
+                    // Widens element t + j·threads of the tile.
+                    let widen = |j: u32| {
+                        // SAFETY: the callers pass t + j·threads < span: an
+                        // element of the tile, copied in the slot (whole) and
+                        // landed.
+                        unsafe {
+                            <S::Acc as crate::dev::shared::SharedElem>::st_shared(
+                                to + j * step_to,
+                                S::ld_shared(from + j * step_from).widen(),
+                            )
+                        }
+                    };
+                    if TC == 0 && size >= 4 {
+                        // 32-bit addresses, the stride a constant: a load
+                        // and a store per element at immediate offsets (a
+                        // constant trip count too with CH). The narrower
+                        // types and the tensor form, whose block size is
+                        // not a constant (above), keep the loop below.
+                        let rounds = (span / threads) as u32;
+                        for j in 0..rounds {
+                            widen(j);
+                        }
+                        if t < span - rounds as usize * threads {
+                            widen(rounds);
+                        }
+                    } else {
+                        let skip = (origin as usize - c0 * S::V) * size;
+                        let mut k = t;
+                        while k < span {
+                            // SAFETY: element k of the tile is copied in the
+                            // slot (whole), landed.
+                            let v = unsafe { S::ld_shared(src + (skip + k * size) as u32) };
+                            // SAFETY: k < span.
+                            unsafe { s.write(k, v.widen()) };
+                            k += threads;
+                        }
                     }
                 } else if c0 < c1 {
                     // An edge tile: the copied chunks from the slot, the rest
