@@ -15,7 +15,9 @@
 
 mod common;
 
-use coalesce::conv::batch::{Axis, BatchPlan, Filter1d, ROWS_FIXED_MAX, RT_MIN_TAPS, Sample, Shape, left_for_origin};
+use coalesce::conv::batch::{
+    Axis, BatchPlan, Filter1d, ROWS_FIXED_MAX, RT_MAX_LEN, RT_MIN_TAPS, Sample, Shape, left_for_origin,
+};
 use coalesce::conv::reference_batch::{filter1d, first_mismatch};
 use coalesce::conv::{Boundary, ConvElem, ConvOp};
 use coalesce::half::{bf16, f16};
@@ -333,6 +335,15 @@ fn bf16_tensor_cores_every_width_mode_and_origin() {
         let taps = [0.25f32, m, 0.5, -0.25, 0.125, 1.0, 2.0];
         let f = Filter1d::<bf16>::new(&gpu, &taps, ConvOp::Correlate, Boundary::Reflect).unwrap();
         assert_eq!(f.plan(Shape::new(2, 3 * 8192 + 8)).unwrap().tensor, want, "a tap of {m}");
+    }
+    // Rows of RT_MAX_LEN elements or more stay on the FMA kernels (the
+    // tensor form walks its tiles in 32-bit arithmetic); planned, not run.
+    let taps = [0.25f32, 0.5, -0.25, 0.125, 1.0, 2.0, 0.75];
+    let f = Filter1d::<bf16>::new(&gpu, &taps, ConvOp::Correlate, Boundary::Reflect).unwrap();
+    for (len, want) in [(RT_MAX_LEN - 8, true), (RT_MAX_LEN, false), (RT_MAX_LEN + 8, false), (4 * RT_MAX_LEN, false)] {
+        let plan = f.plan(Shape::new(1, len)).unwrap();
+        assert_eq!(plan.tensor, want, "rows of {len}: {}", plan.kernel);
+        assert_eq!(plan.kernel.starts_with("conv1d_rows_tc"), want, "rows of {len}: {}", plan.kernel);
     }
 }
 

@@ -59,7 +59,7 @@ pub use coalesce_kernels::conv::batch::{
     ROWS_OUTPUTS, ROWS_THREADS, cols_shared_elems, rows_draw, rows_drawn_tiles, rows_fixed_chunks, rows_shared_bytes,
     rows_shared_elems, rows_span, rows_stage_bytes, rows_stages, rows_tc_shared_bytes,
 };
-pub use coalesce_kernels::conv::batch_tensor::{RT_MIN_TAPS, RT_TILE_SCALE, rt_max_steps, rt_steps};
+pub use coalesce_kernels::conv::batch_tensor::{RT_MAX_LEN, RT_MIN_TAPS, RT_TILE_SCALE, rt_max_steps, rt_steps};
 
 use super::{Boundary, ConvElem, ConvOp};
 use crate::error::{Error, Result};
@@ -475,7 +475,7 @@ impl<S: Sample> Filter1d<S> {
     /// This filter with the tensor-core form allowed (`true`, the default)
     /// or not. It serves bf16 rows (`axis = -1`) on sm_80 and newer, masks
     /// of [`RT_MIN_TAPS`] to [`ROWS_FIXED_MAX`] finite taps, 16-byte
-    /// aligned arrays: the tiles away from a row's ends multiply on the
+    /// aligned arrays, rows shorter than [`RT_MAX_LEN`]: the tiles away from a row's ends multiply on the
     /// tensor cores (taps split in three bf16 parts, `f32` accumulation),
     /// within the same error bound as the FMA kernels; the rest runs as
     /// before. `false` keeps every tile on the FMA kernels.
@@ -615,7 +615,9 @@ impl<S: Sample> Filter1d<S> {
                     && vector
                     && self.w >= RT_MIN_TAPS
                     && chunks > 0
-                    && self.tensor_taps;
+                    && self.tensor_taps
+                    && len < RT_MAX_LEN
+                    && tiles(RT_TILE_SCALE) <= u32::MAX as usize;
                 if tensor {
                     (
                         TC_KERNELS[rt_max_steps(chunks) - 1],

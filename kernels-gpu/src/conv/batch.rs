@@ -660,6 +660,22 @@ pub(in crate::conv) mod kernels {
         // have all of theirs; an edge tile has all but the ghost cells and
         // the row's last, partial chunk.
         let chunks = |c: Cursor, end: usize| {
+            if TC > 0 {
+                // The tensor form runs on rows shorter than RT_MAX_LEN and
+                // launches of fewer than 2^32 tiles (the host's condition):
+                // the same in 32-bit arithmetic, short dependent chains in
+                // the walk every warp runs after each barrier.
+                const { assert!(super::super::batch_tensor::RT_MAX_LEN <= 1 << 30) };
+                let origin = (c.tile as u32 * tile as u32) as i32 - left as i32;
+                let lo = if origin < 0 { 0 } else { origin as u32 / S::V as u32 };
+                let stop = origin + span as i32;
+                let hi = if stop <= 0 { 0 } else { (stop as u32).div_ceil(S::V as u32).min(n as u32 / S::V as u32) };
+                return if vector && (c.b as u32) < end as u32 && lo < hi {
+                    (lo as usize, hi as usize)
+                } else {
+                    (0, 0)
+                };
+            }
             let origin = (c.tile * tile) as isize - left;
             let lo = if origin < 0 { 0 } else { origin as usize / S::V };
             let stop = origin + span as isize;
@@ -674,14 +690,28 @@ pub(in crate::conv) mod kernels {
                 // SAFETY: row < signals.
                 let line = unsafe { a.input.add(c.row * a.in_pitch) };
                 let dst = staging + slot as u32 * stage_bytes;
-                let mut q = t;
-                while c0 + q < c1 {
+                // Chunk c0 + q of the row into the slot.
+                let copy = |q: usize| {
                     // SAFETY: the chunk lies in the row and is 16-byte
                     // aligned (FLAG_VECTOR); the slot holds c1 − c0
                     // chunks (rows_stage_bytes) and is not read until this
                     // group is waited for and a barrier passed.
                     unsafe { pipeline::copy16(dst + 16 * q as u32, line.add((c0 + q) * S::V).cast(), true) };
-                    q += threads;
+                };
+                if TC > 0 {
+                    // Counted in 32 bits (fewer instructions per copy; the
+                    // FMA kernels of u8 spill so).
+                    let (count, mut q) = ((c1 - c0) as u32, t as u32);
+                    while q < count {
+                        copy(q as usize);
+                        q += threads as u32;
+                    }
+                } else {
+                    let mut q = t;
+                    while c0 + q < c1 {
+                        copy(q);
+                        q += threads;
+                    }
                 }
             }
             pipeline::commit_group();
@@ -786,9 +816,21 @@ pub(in crate::conv) mod kernels {
                 }
                 // SAFETY: row < signals.
                 let line = unsafe { a.input.add(row * a.in_pitch) };
-                let (c0, c1) = chunks(cur, end);
+                // The tensor form's interior tiles (all of their inputs in
+                // the row's whole chunks, in 32-bit arithmetic as in
+                // `chunks`) skip the general test.
+                let interior = TC > 0 && vector && {
+                    let o = cur.tile as u32 * tile as u32;
+                    o >= left as u32 && o - left as u32 + span as u32 <= n as u32 / S::V as u32 * S::V as u32
+                };
+                let (c0, c1) = if interior {
+                    (origin as usize / S::V, (origin as usize + span).div_ceil(S::V))
+                } else {
+                    chunks(cur, end)
+                };
                 let src = staging + (i % stages) as u32 * stage_bytes;
-                let whole = origin >= 0 && c0 == origin as usize / S::V && c1 * S::V >= origin as usize + span;
+                let whole =
+                    interior || origin >= 0 && c0 == origin as usize / S::V && c1 * S::V >= origin as usize + span;
                 // Whether this tile's outputs are stored already (the tensor
                 // form, all finite).
                 #[allow(unused_mut)]
@@ -892,20 +934,51 @@ pub(in crate::conv) mod kernels {
                 } else if c0 < c1 {
                     // An edge tile: the copied chunks from the slot, the rest
                     // (ghost cells, the row's partial last chunk) read singly.
+                    // Tile elements [k0, k1) lie in the copied chunks.
                     let (lo, hi) = ((c0 * S::V) as isize, (c1 * S::V) as isize);
+                    let (k0, k1) = (
+                        (lo - origin).clamp(0, span as isize) as usize,
+                        (hi - origin).clamp(0, span as isize) as usize,
+                    );
+                    // Element k of the tile is element origin + k − lo of the slot.
+                    let from = src as isize + (origin - lo) * size as isize;
+                    let copied = |k: usize| {
+                        // SAFETY: k0 ≤ k < k1 (the callers): an element of the
+                        // copied chunks, landed; k < span.
+                        unsafe { s.write(k, S::ld_shared((from + (k * size) as isize) as u32).widen()) };
+                    };
+                    // A ghost cell or the row's partial last chunk.
+                    let single = |k: usize| {
+                        // SAFETY: fetch maps any position into the row; k < span.
+                        unsafe { s.write(k, fetch(line, 1, n, origin + k as isize, a.mode, a.cval)) };
+                    };
                     let mut k = t;
-                    while k < span {
-                        let x = origin + k as isize;
-                        let v = if lo <= x && x < hi {
-                            // SAFETY: element x − lo of the slot, landed.
-                            unsafe { S::ld_shared(src + ((x - lo) as usize * size) as u32).widen() }
-                        } else {
-                            // SAFETY: fetch maps any position into the row.
-                            unsafe { fetch(line, 1, n, x, a.mode, a.cval) }
-                        };
-                        // SAFETY: k < span.
-                        unsafe { s.write(k, v) };
-                        k += threads;
+                    if TC == 0 && size == 2 {
+                        // One loop, a test per element (the 16-bit FMA
+                        // kernels spill with the three below).
+                        while k < span {
+                            if k0 <= k && k < k1 {
+                                copied(k)
+                            } else {
+                                single(k)
+                            }
+                            k += threads;
+                        }
+                    } else {
+                        // This thread's elements before, in and after the
+                        // copied range: no test per element.
+                        while k < k0 {
+                            single(k);
+                            k += threads;
+                        }
+                        while k < k1 {
+                            copied(k);
+                            k += threads;
+                        }
+                        while k < span {
+                            single(k);
+                            k += threads;
+                        }
                     }
                 } else if origin >= 0 && origin as usize + span <= n {
                     let o = origin as usize;

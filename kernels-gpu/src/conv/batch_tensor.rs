@@ -62,6 +62,11 @@ pub const RT_STAGES: usize = 2;
 /// copies and walk are not.
 pub const RT_TILE_SCALE: usize = 2;
 
+/// Rows of at least this many elements, or launches of 2^32 tiles or
+/// more, stay on the FMA kernels: the tensor form walks its tiles in
+/// 32-bit arithmetic.
+pub const RT_MAX_LEN: usize = 1 << 30;
+
 /// Most `mma` steps of any tensor kernel (`rt_max_steps(8)`).
 pub const RT_MAX_STEPS: usize = 3;
 
@@ -132,7 +137,7 @@ mod tests {
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_80"))]
 pub(in crate::conv) mod kernels {
     use super::{RT_GROUP, RT_MAX_STEPS as MAX_STEPS};
-    use crate::conv::elem::unroll;
+    use crate::conv::elem::{ConvElem, unroll};
     use crate::dev::mma::{ldmatrix_x4, mma_bf16, pack_bf16x2};
     use crate::dev::shared::SharedElem;
     use core::arch::asm;
@@ -236,7 +241,10 @@ pub(in crate::conv) mod kernels {
         // The accumulator of each part of the taps: the heads' own, the
         // two small parts' shared.
         const ACC_OF_PART: [usize; 3] = [0, 1, 1];
-        let mut bad = false;
+        // Stays zero while every output is finite: each group's sum of
+        // outputs times zero is NaN once any of them is infinite or NaN
+        // (or their sum overflows: a false alarm, which only recomputes).
+        let mut check = 0.0f32;
         // Two groups at a time: independent `mma` chains.
         let mut q = warp;
         while q < groups {
@@ -274,7 +282,7 @@ pub(in crate::conv) mod kernels {
                 if J == 0 || two {
                     let [h, u] = acc[J];
                     let v = [0, 1, 2, 3].map(|i| h[i] + u[i]);
-                    bad |= v.iter().any(|y| !y.is_finite());
+                    check = f32::fma((v[0] + v[1]) + (v[2] + v[3]), 0.0, check);
                     let o = (RT_GROUP as u32 / 2) * qs[J] + 4 * g + t;
                     // SAFETY: words o and o + 32 of group qs[J] (the caller's contract).
                     unsafe {
@@ -285,6 +293,6 @@ pub(in crate::conv) mod kernels {
             });
             q += if two { 2 * warps } else { warps };
         }
-        bad
+        check != 0.0
     }
 }
