@@ -599,16 +599,13 @@ pub(in crate::conv) mod kernels {
         // The block (ROWS_THREADS) as a constant in the f32 and f64 FMA
         // kernels: their loops over a tile then run at immediate offsets.
         // The others read it from its special register: they spill with
-        // the constant (its derived addresses take registers).
-        let threads = if TC == 0 && size >= 4 {
-            if block_dim_x() as usize != super::ROWS_THREADS {
-                // Not this kernel's block (the host never launches it so).
-                return;
-            }
-            super::ROWS_THREADS
-        } else {
-            block_dim_x() as usize
-        };
+        // the constant (its derived addresses take registers); the tensor
+        // form's copy loop alone takes it as a constant.
+        if (TC > 0 || size >= 4) && block_dim_x() as usize != super::ROWS_THREADS {
+            // Not this kernel's block (the host never launches it so).
+            return;
+        }
+        let threads = if TC == 0 && size >= 4 { super::ROWS_THREADS } else { block_dim_x() as usize };
         let n = a.n;
         let t = thread_idx_x() as usize;
         const GROUPS: usize = super::ROWS_GROUPS;
@@ -690,26 +687,32 @@ pub(in crate::conv) mod kernels {
                 // SAFETY: row < signals.
                 let line = unsafe { a.input.add(c.row * a.in_pitch) };
                 let dst = staging + slot as u32 * stage_bytes;
-                // Chunk c0 + q of the row into the slot.
-                let copy = |q: usize| {
-                    // SAFETY: the chunk lies in the row and is 16-byte
-                    // aligned (FLAG_VECTOR); the slot holds c1 − c0
-                    // chunks (rows_stage_bytes) and is not read until this
-                    // group is waited for and a barrier passed.
-                    unsafe { pipeline::copy16(dst + 16 * q as u32, line.add((c0 + q) * S::V).cast(), true) };
-                };
+                // The slot holds c1 − c0 chunks (rows_stage_bytes) and is
+                // not read until this group is waited for and a barrier
+                // passed; every chunk lies in the row and is 16-byte aligned
+                // (FLAG_VECTOR).
                 if TC > 0 {
-                    // Counted in 32 bits (fewer instructions per copy; the
-                    // FMA kernels of u8 spill so).
+                    // Counted in 32 bits, the block a constant (checked at
+                    // the start), the source a running pointer: fewer
+                    // instructions per copy, none waiting on the block size
+                    // (the FMA kernels of u8 spill so). Not unrolled: so, the
+                    // kernel spills.
+                    const STEP: usize = super::ROWS_THREADS;
                     let (count, mut q) = ((c1 - c0) as u32, t as u32);
+                    let mut from = line.wrapping_add((c0 + t) * S::V);
                     while q < count {
-                        copy(q as usize);
-                        q += threads as u32;
+                        // SAFETY: a directive to ptxas, in the loop's header.
+                        unsafe { asm!(".pragma \"nounroll\";", options(nomem, nostack, preserves_flags)) };
+                        // SAFETY: chunk c0 + q of the row, at `from` (above).
+                        unsafe { pipeline::copy16(dst + 16 * q, from.cast(), true) };
+                        q += STEP as u32;
+                        from = from.wrapping_add(STEP * S::V);
                     }
                 } else {
                     let mut q = t;
                     while c0 + q < c1 {
-                        copy(q);
+                        // SAFETY: chunk c0 + q of the row (above).
+                        unsafe { pipeline::copy16(dst + 16 * q as u32, line.add((c0 + q) * S::V).cast(), true) };
                         q += threads;
                     }
                 }
