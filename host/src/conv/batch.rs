@@ -475,10 +475,11 @@ impl<S: Sample> Filter1d<S> {
     /// This filter with the tensor-core form allowed (`true`, the default)
     /// or not. It serves bf16 rows (`axis = -1`) on sm_80 and newer, masks
     /// of [`RT_MIN_TAPS`] to [`ROWS_FIXED_MAX`] finite taps, 16-byte
-    /// aligned arrays, rows shorter than [`RT_MAX_LEN`]: the tiles away from a row's ends multiply on the
-    /// tensor cores (taps split in three bf16 parts, `f32` accumulation),
-    /// within the same error bound as the FMA kernels; the rest runs as
-    /// before. `false` keeps every tile on the FMA kernels.
+    /// aligned arrays, rows shorter than [`RT_MAX_LEN`]: the tiles away
+    /// from a row's ends multiply on the tensor cores (taps split in three
+    /// bf16 parts, `f32` accumulation), within the same error bound as the
+    /// FMA kernels; the rest runs as before. `false` keeps every tile on
+    /// the FMA kernels.
     pub fn with_tensor_cores(mut self, allow: bool) -> Self {
         self.tensor = allow;
         self

@@ -694,9 +694,10 @@ pub(in crate::conv) mod kernels {
                 if TC > 0 {
                     // Counted in 32 bits, the block a constant (checked at
                     // the start), the source a running pointer: fewer
-                    // instructions per copy, none waiting on the block size
-                    // (the FMA kernels of u8 spill so). Not unrolled: so, the
-                    // kernel spills.
+                    // instructions per copy, none waiting on the block size.
+                    // Not unrolled (unrolled, the kernel spills). The FMA
+                    // kernels keep the loop below (those of u8 spill with a
+                    // 32-bit count).
                     const STEP: usize = super::ROWS_THREADS;
                     let (count, mut q) = ((c1 - c0) as u32, t as u32);
                     let mut from = line.wrapping_add((c0 + t) * S::V);
