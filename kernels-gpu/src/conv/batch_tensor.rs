@@ -217,7 +217,9 @@ pub(in crate::conv) mod kernels {
     /// shared-window address `x` (the tile's `X`, 4-byte aligned) to
     /// `out` (32-bit words: pairs of outputs), groups `warp, warp + warps,
     /// …`. Returns whether any of
-    /// this lane's outputs is not finite.
+    /// this lane's outputs is not finite (or, rarely, whether the sum of
+    /// four finite outputs of a group overflowed: the caller then only
+    /// recomputes the warp's groups).
     ///
     /// # Safety
     /// Every lane of the warp calls it together; the fragment table at
