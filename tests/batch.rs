@@ -281,6 +281,10 @@ fn bf16_tensor_cores_every_width_mode_and_origin() {
         Shape::new(3, 4 * 8192 + 40),
         Shape::new(3, 17000).with_pitches(17016, 17008),
         Shape::new(1, 2 * 8192 + 8000),
+        // Whole tiles only: the first and last tile of each row (the one
+        // tile of rows of 8192) take the tensor form with ghost cells.
+        Shape::new(2, 2 * 8192),
+        Shape::new(3, 8192).with_pitches(8200, 8192),
     ];
     for w in RT_MIN_TAPS..=ROWS_FIXED_MAX {
         for (si, &shape) in shapes.iter().enumerate() {
@@ -472,6 +476,35 @@ fn bf16_tensor_cores_wide_range_and_non_finite_inputs() {
             assert!(plan.tensor, "{case:?}: {}", plan.kernel);
             run_case_with::<bf16>(&gpu, &mut rng, seed, case, true, non_finite);
         }
+    }
+    // Infinities and NaNs in the tiles at the rows' ends (every tile here),
+    // whose ghost cells the tensor form writes into their slots: those
+    // warps run again on FMAs, ghost cells included.
+    let n = 2 * 8192;
+    let at = [3, 9, n - 2, n + 8190, n + 8200, 2 * n - 1];
+    for (k, (w, origin)) in [(7, 0), (31, 0), (6, -3), (24, 11), (17, 8)].into_iter().enumerate() {
+        let case = Case {
+            shape: Shape::new(2, n),
+            axis: Axis::Rows,
+            w,
+            per_signal: k % 2 == 0,
+            op: ConvOp::ALL[k % 2],
+            mode: Boundary::ALL[k % 5],
+            cval: 2.5,
+            origin,
+            offset: 0,
+        };
+        let mut i = 0;
+        let placed = |r: &mut StdRng| {
+            let v = match at.iter().position(|&p| p == i) {
+                Some(j) => [bf16::INFINITY, bf16::NEG_INFINITY, bf16::NAN][j % 3],
+                None => common::sample::<bf16>(r),
+            };
+            i += 1;
+            v
+        };
+        let plan = run_case_with::<bf16>(&gpu, &mut rng, seed, case, true, placed);
+        assert!(plan.tensor, "{case:?}: {}", plan.kernel);
     }
 }
 

@@ -247,7 +247,7 @@ pub(in crate::conv) mod kernels {
     /// arrive in 16-byte chunks, and leave rounded.
     pub(in crate::conv) trait Storage: Copy {
         /// The accumulation (and mask) type.
-        type Acc: ConvElem;
+        type Acc: ConvElem + PartialEq;
         /// Elements per 16 bytes.
         const V: usize;
         /// The value, exactly, in the accumulation type.
@@ -679,6 +679,13 @@ pub(in crate::conv) mod kernels {
             let hi = if stop <= 0 { 0 } else { (stop as usize).div_ceil(S::V).min(n / S::V) };
             if vector && c.b < end && lo < hi { (lo, hi) } else { (0, 0) }
         };
+        // Chunks of room the tensor kernels leave before a row's first
+        // tile in its slot: the slot then starts at the row's chunk
+        // ⌊(−left) / V⌋, as an interior tile's slot starts at the chunk of
+        // its first input, so that the ghost cells before the row can be
+        // written there (the slot holds one chunk more than a tile's
+        // inputs fill, and they fill ⌈left / V⌉ chunks fewer).
+        let room = |c: Cursor| if TC > 0 && c.tile == 0 { a.left.div_ceil(S::V) } else { 0 };
         // Starts a tile's copies into slot `slot` (one commit group per
         // call, empty when there is nothing to copy).
         let issue = |slot: usize, c: Cursor, end: usize| {
@@ -686,7 +693,7 @@ pub(in crate::conv) mod kernels {
             if c0 < c1 {
                 // SAFETY: row < signals.
                 let line = unsafe { a.input.add(c.row * a.in_pitch) };
-                let dst = staging + slot as u32 * stage_bytes;
+                let dst = staging + slot as u32 * stage_bytes + 16 * room(c) as u32;
                 // The slot holds c1 − c0 chunks (rows_stage_bytes) and is
                 // not read until this group is waited for and a barrier
                 // passed; every chunk lies in the row and is 16-byte aligned
@@ -839,18 +846,61 @@ pub(in crate::conv) mod kernels {
                 // form, all finite).
                 #[allow(unused_mut)]
                 let mut done = false;
+                // The tensor form also takes the tiles at a row's ends whose
+                // outputs lie in the row, when the ghost cells are exact in
+                // the storage type (every mode but constant mode with a
+                // `cval` that bf16 does not hold): the cells its copies left
+                // out are written into the slot around them.
                 #[cfg(target_feature = "sm_80")]
-                if tensor && whole {
+                let edge = tensor && !whole && c0 < c1 && tile_start + tile <= n && {
+                    let c = a.cval;
+                    S::narrow(c).widen() == c
+                };
+                #[cfg(target_feature = "sm_80")]
+                if tensor && (whole || edge) {
+                    // The slot starts at the row's chunk ⌊origin / V⌋ (`room`).
+                    let first = origin.div_euclid(S::V as isize) * S::V as isize;
+                    if !whole {
+                        // X's positions (below) that the copies left out:
+                        // those before the copied chunks and after them, up to
+                        // the last that the `mma` steps read.
+                        let xs = origin - e as isize;
+                        let xe = xs + (tile + 16 * TC - 8) as isize;
+                        let (lo, hi) = ((c0 * S::V) as isize, (c1 * S::V) as isize);
+                        let below = (lo - xs).max(0) as usize;
+                        let count = below + (xe - hi).max(0) as usize;
+                        let mut k = t;
+                        while k < count {
+                            let p = if k < below { xs + k as isize } else { hi + (k - below) as isize };
+                            // SAFETY: fetch maps any position into the row.
+                            let v = S::narrow(unsafe { fetch(line, 1, n, p, a.mode, a.cval) });
+                            const { assert!(TC == 0 || core::mem::size_of::<S>() == 2) };
+                            // SAFETY: S is a 16-bit type here (the tensor form's
+                            // bf16; asserted above); position p lies in the slot
+                            // (first ≤ xs, and xe − first is within an interior
+                            // tile's reads, which the slot holds).
+                            unsafe {
+                                let bits = core::mem::transmute_copy::<S, u16>(&v);
+                                let at = src + ((p - first) * 2) as u32;
+                                asm!("st.shared.u16 [{a}], {v};", a = in(reg32) at, v = in(reg16) bits,
+                                     options(nostack, preserves_flags));
+                            }
+                            k += threads;
+                        }
+                        // SAFETY: block-uniform (whole, edge are); the cells
+                        // are visible to every warp after it.
+                        unsafe { sync_threads() };
+                    }
                     // X: e elements before the first output's window, an even
-                    // element of the slot (a chunk's first with ldmatrix: the
-                    // slot starts at a chunk).
-                    let x = src + ((origin as usize - c0 * S::V - e) * size) as u32;
+                    // element of the slot (a chunk's first with ldmatrix).
+                    let x = src + ((origin - first - e as isize) as usize * size) as u32;
                     let groups = (tile / super::super::batch_tensor::RT_GROUP) as u32;
                     let (warp, lane, warps) = (t as u32 / 32, t as u32 % 32, threads as u32 / 32);
-                    // SAFETY: whole: the tile's outputs lie in the row (its
-                    // inputs do), tile_start and the row 16-byte aligned
-                    // (FLAG_VECTOR); the slot holds the inputs and
-                    // RT_PAD_CHUNKS more chunks; block-uniform branch.
+                    // SAFETY: the tile's outputs lie in the row (whole: its
+                    // inputs do; edge: tile_start + tile ≤ n), tile_start and
+                    // the row 16-byte aligned (FLAG_VECTOR); the slot holds X
+                    // (copied, and the cells written above) and RT_PAD_CHUNKS
+                    // more chunks; block-uniform branch.
                     let bad = unsafe {
                         let out = a.output.add(row * a.out_pitch + tile_start).cast::<u32>();
                         tc::tile::<TC>(x, out, groups, warp, warps, lane, table, ldm)
@@ -944,8 +994,9 @@ pub(in crate::conv) mod kernels {
                         (lo - origin).clamp(0, span as isize) as usize,
                         (hi - origin).clamp(0, span as isize) as usize,
                     );
-                    // Element k of the tile is element origin + k − lo of the slot.
-                    let from = src as isize + (origin - lo) * size as isize;
+                    // Element k of the tile is element origin + k − lo of the
+                    // copied chunks, which start `room` chunks into the slot.
+                    let from = (src + 16 * room(cur) as u32) as isize + (origin - lo) * size as isize;
                     let copied = |k: usize| {
                         // SAFETY: k0 ≤ k < k1 (the callers): an element of the
                         // copied chunks, landed; k < span.
