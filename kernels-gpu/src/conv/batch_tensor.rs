@@ -37,10 +37,13 @@
 //! the `(w + 1)·2^−24` bound of the FMA kernels for every mask of at least
 //! [`RT_MIN_TAPS`] taps.
 //!
-//! Tiles at a row's ends (ghost cells through the boundary mode, `cval`
-//! in `f32`) and any tile with an infinite or NaN output (the band's zeros
-//! would turn `0·∞` into NaN) are computed by the FMA kernel they are
-//! part of.
+//! Tiles at a row's ends whose outputs lie in the row take the same path:
+//! the block writes the ghost cells (through the boundary mode, exact in
+//! bf16) and the row's partial last chunk into the slot around the copied
+//! chunks. A row's partial last tile, row ends in constant mode with a
+//! `cval` that bf16 does not hold, and the groups of a warp with an
+//! infinite or NaN output (the band's zeros would turn `0·∞` into NaN) are
+//! computed by the FMA kernel they are part of.
 
 /// Outputs per `mma` group: 16 rows of 8.
 pub const RT_GROUP: usize = 128;
