@@ -863,7 +863,7 @@ pub(in crate::conv) mod kernels {
                     if !whole {
                         // X's positions (below) that the copies left out:
                         // those before the copied chunks and after them, up to
-                        // the last that the `mma` steps read.
+                        // the last that the `mma` steps read (`tc::tile`).
                         let xs = origin - e as isize;
                         let xe = xs + (tile + 16 * TC - 8) as isize;
                         let (lo, hi) = ((c0 * S::V) as isize, (c1 * S::V) as isize);
@@ -874,17 +874,10 @@ pub(in crate::conv) mod kernels {
                             let p = if k < below { xs + k as isize } else { hi + (k - below) as isize };
                             // SAFETY: fetch maps any position into the row.
                             let v = S::narrow(unsafe { fetch(line, 1, n, p, a.mode, a.cval) });
-                            const { assert!(TC == 0 || core::mem::size_of::<S>() == 2) };
-                            // SAFETY: S is a 16-bit type here (the tensor form's
-                            // bf16; asserted above); position p lies in the slot
-                            // (first ≤ xs, and xe − first is within an interior
-                            // tile's reads, which the slot holds).
-                            unsafe {
-                                let bits = core::mem::transmute_copy::<S, u16>(&v);
-                                let at = src + ((p - first) * 2) as u32;
-                                asm!("st.shared.u16 [{a}], {v};", a = in(reg32) at, v = in(reg16) bits,
-                                     options(nostack, preserves_flags));
-                            }
+                            // SAFETY: position p lies in the slot (first ≤ xs, and
+                            // xe − first is within an interior tile's reads, which
+                            // the slot holds), aligned for S.
+                            unsafe { crate::dev::shared::st_raw(src + ((p - first) as usize * size) as u32, v) };
                             k += threads;
                         }
                         // SAFETY: block-uniform (whole, edge are); the cells

@@ -227,7 +227,8 @@ pub(in crate::conv) mod kernels {
     /// # Safety
     /// Every lane of the warp calls it together; the fragment table at
     /// `table` complete (a barrier passed since it was written); `x` holds
-    /// `128·groups + 16S + 8` readable elements (finite or not), 16-byte
+    /// `128·groups + 16S − 8` readable elements (finite or not: the last
+    /// group's rows reach `X[120 + 16S − 1]`), 16-byte
     /// aligned when `ldm` (read with `ldmatrix`); `out` valid for
     /// `64·groups` words.
     #[inline(always)]

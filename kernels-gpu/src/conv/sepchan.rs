@@ -99,34 +99,8 @@ mod kernels {
     use crate::conv::elem::{ConvElem, unroll};
     use crate::dev::index::{block_dim_x, block_idx_x, grid_dim_x, thread_idx_x};
     use crate::dev::pipeline;
-    use crate::dev::shared::{Shared, SharedElem, dynamic};
+    use crate::dev::shared::{Shared, dynamic, st_raw};
     use crate::dev::sync::sync_threads;
-    use core::arch::asm;
-
-    /// Stores `v`'s bits at shared-window address `addr`.
-    ///
-    /// # Safety
-    /// `addr` inside this block's shared memory, aligned for `S`.
-    #[inline(always)]
-    unsafe fn st_raw<S: Copy>(addr: u32, v: S) {
-        // SAFETY: same size (each arm); the caller's contract.
-        unsafe {
-            match core::mem::size_of::<S>() {
-                1 => {
-                    let b = core::mem::transmute_copy::<S, u8>(&v) as u16;
-                    asm!("st.shared.u8 [{a}], {v};", a = in(reg32) addr, v = in(reg16) b,
-                         options(nostack, preserves_flags));
-                }
-                2 => {
-                    let h = core::mem::transmute_copy::<S, u16>(&v);
-                    asm!("st.shared.u16 [{a}], {v};", a = in(reg32) addr, v = in(reg16) h,
-                         options(nostack, preserves_flags));
-                }
-                4 => u32::st_shared(addr, core::mem::transmute_copy::<S, u32>(&v)),
-                _ => u64::st_shared(addr, core::mem::transmute_copy::<S, u64>(&v)),
-            }
-        }
-    }
 
     /// A walk over `count` jobs laid out as `(i, j)` with `i < inner`, job
     /// `k` being `(k % inner, k / inner)`, one thread's jobs `t, t +

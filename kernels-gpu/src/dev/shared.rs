@@ -63,6 +63,33 @@ shared_elem! {
     u64 => "u64", reg64;
 }
 
+/// Stores `v`'s bits (`S` of 1, 2, 4 or 8 bytes) at shared-window address
+/// `addr`: a value of a generic storage type, by its size.
+///
+/// # Safety
+/// `addr` inside this block's shared memory, aligned for `S`.
+#[inline(always)]
+pub unsafe fn st_raw<S: Copy>(addr: u32, v: S) {
+    const { assert!(matches!(core::mem::size_of::<S>(), 1 | 2 | 4 | 8)) };
+    // SAFETY: same size (each arm); the caller's contract.
+    unsafe {
+        match core::mem::size_of::<S>() {
+            1 => {
+                let b = core::mem::transmute_copy::<S, u8>(&v) as u16;
+                asm!("st.shared.u8 [{a}], {v};", a = in(reg32) addr, v = in(reg16) b,
+                     options(nostack, preserves_flags));
+            }
+            2 => {
+                let h = core::mem::transmute_copy::<S, u16>(&v);
+                asm!("st.shared.u16 [{a}], {v};", a = in(reg32) addr, v = in(reg16) h,
+                     options(nostack, preserves_flags));
+            }
+            4 => u32::st_shared(addr, core::mem::transmute_copy::<S, u32>(&v)),
+            _ => u64::st_shared(addr, core::mem::transmute_copy::<S, u64>(&v)),
+        }
+    }
+}
+
 /// A typed view of shared memory starting at a shared-window address.
 #[derive(Clone, Copy)]
 pub struct Shared<T> {
