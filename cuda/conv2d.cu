@@ -315,10 +315,16 @@ __device__ __forceinline__ void wait_group() {
     asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
 }
 
+// copy16 through L1 (dev::pipeline::copy16_l1): the strip kernels' rows.
+__device__ __forceinline__ void copy16_l1(unsigned dst, const void* src, bool valid) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0)
+                 : "memory");
+}
+
 // Copies the four floats at p to shared address dst (copy4_async).
 __device__ __forceinline__ void copy4_async(unsigned dst, const float* p, bool valid, bool vector) {
     if (vector) {
-        copy16(dst, p, valid);
+        copy16_l1(dst, p, valid);
     } else {
 #pragma unroll
         for (int k = 0; k < 4; k++) copy_f32(dst + 4 * k, p + k, valid);

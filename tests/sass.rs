@@ -232,9 +232,10 @@ fn convolution_kernels_use_shared_and_constant_memory() {
 
 /// The 2D register kernels (`conv2d_strip*`; 9 × 9 in `f32` only) stream their rows through a
 /// per-warp ring in shared memory: on sm_80 and newer with asynchronous
-/// copies (`LDGSTS`, 16 bytes at a time for aligned rows) and their
-/// waits (`DEPBAR`), read back 128 bits at a time, with warp barriers
-/// only (no `BAR.SYNC`); below sm_80 with plain loads and shared stores.
+/// copies (`LDGSTS`, 16 bytes at a time through L1 for aligned rows: not
+/// `.BYPASS`) and their waits (`DEPBAR`), read back 128 bits at a time,
+/// with warp barriers only (no `BAR.SYNC`); below sm_80 with plain loads
+/// and shared stores.
 #[test]
 fn strip_kernels_stream_rows_through_a_shared_ring() {
     for c in compiled("strip_kernels_stream_rows_through_a_shared_ring") {
@@ -248,7 +249,8 @@ fn strip_kernels_stream_rows_through_a_shared_ring() {
                 assert!(!starts("BAR.SYNC"), "sm_{} {k}: a block barrier", c.arch);
                 assert!(starts("LDS"), "sm_{} {k}: no shared loads", c.arch);
                 if c.arch >= 80 {
-                    assert!(has("LDGSTS.E.BYPASS.128"), "sm_{} {k}: no 16-byte asynchronous copies: {ops:?}", c.arch);
+                    assert!(has("LDGSTS.E.128"), "sm_{} {k}: no 16-byte asynchronous copies: {ops:?}", c.arch);
+                    assert!(!starts("LDGSTS.E.BYPASS"), "sm_{} {k}: copies around L1: {ops:?}", c.arch);
                     assert!(has("LDGDEPBAR") && starts("DEPBAR"), "sm_{} {k}: no copy groups and waits", c.arch);
                     if ty == "f32" {
                         assert!(has("LDS.128"), "sm_{} {k}: no 128-bit shared loads", c.arch);

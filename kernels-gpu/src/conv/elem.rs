@@ -38,9 +38,10 @@ pub trait ConvElem: Copy + SharedElem + ParamElem {
     unsafe fn load4(p: *const Self) -> [Self; 4];
 
     /// Starts copying the four elements at `p` to shared-window address
-    /// `dst` ([`pipeline`]), 16 bytes at a time when `vector`, else one
-    /// element at a time; zeros instead when `valid` is false (`p` is
-    /// then not read and may point anywhere).
+    /// `dst` ([`pipeline`]), 16 bytes at a time through L1 when `vector`
+    /// ([`pipeline::copy16_l1`]), else one element at a time; zeros
+    /// instead when `valid` is false (`p` is then not read and may point
+    /// anywhere).
     ///
     /// # Safety
     /// As [`pipeline::copy16`]: `dst` 16-byte aligned in this block's
@@ -77,7 +78,7 @@ impl ConvElem for f32 {
         // SAFETY: the caller's contract.
         unsafe {
             if vector {
-                pipeline::copy16(dst, p.cast(), valid);
+                pipeline::copy16_l1(dst, p.cast(), valid);
             } else {
                 for k in 0..4 {
                     pipeline::copy_f32(dst + 4 * k as u32, p.wrapping_add(k), valid);
@@ -153,8 +154,8 @@ impl ConvElem for f64 {
         // SAFETY: the caller's contract.
         unsafe {
             if vector {
-                pipeline::copy16(dst, p.cast(), valid);
-                pipeline::copy16(dst + 16, p.wrapping_add(2).cast(), valid);
+                pipeline::copy16_l1(dst, p.cast(), valid);
+                pipeline::copy16_l1(dst + 16, p.wrapping_add(2).cast(), valid);
             } else {
                 for k in 0..4 {
                     pipeline::copy_f64(dst + 8 * k as u32, p.wrapping_add(k), valid);

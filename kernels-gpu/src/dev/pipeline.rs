@@ -19,6 +19,18 @@ use core::arch::asm;
 #[cfg(not(target_feature = "sm_80"))]
 use crate::dev::shared::SharedElem;
 
+/// `cp.async.<cache>` of 16 bytes (`src`-size 0, zeros, when not `valid`).
+#[cfg(target_feature = "sm_80")]
+macro_rules! cp_async16 {
+    ($cache:literal, $dst:expr, $src:expr, $valid:expr) => {
+        asm!(
+            concat!("cp.async.", $cache, ".shared.global [{d}], [{s}], 16, {n};"),
+            d = in(reg32) $dst, s = in(reg64) $src, n = in(reg32) if $valid { 16u32 } else { 0 },
+            options(nostack, preserves_flags),
+        )
+    };
+}
+
 /// Copies 16 bytes from global `src` to shared-window address `dst`, or
 /// writes 16 zero bytes there when `valid` is false (`src` is then not
 /// read).
@@ -30,14 +42,21 @@ use crate::dev::shared::SharedElem;
 /// and a barrier has followed.
 #[inline(always)]
 pub unsafe fn copy16(dst: u32, src: *const u8, valid: bool) {
+    // SAFETY: the caller's contract.
+    unsafe { copy16_via::<false>(dst, src, valid) }
+}
+
+/// [`copy16`] (`L1` false) or [`copy16_l1`] (below sm_80 the same
+/// synchronous copy).
+///
+/// # Safety
+/// As [`copy16`].
+#[inline(always)]
+unsafe fn copy16_via<const L1: bool>(dst: u32, src: *const u8, valid: bool) {
     #[cfg(target_feature = "sm_80")]
     // SAFETY: the caller's contract; src-size 0 reads nothing.
     unsafe {
-        asm!(
-            "cp.async.cg.shared.global [{d}], [{s}], 16, {n};",
-            d = in(reg32) dst, s = in(reg64) src, n = in(reg32) if valid { 16u32 } else { 0 },
-            options(nostack, preserves_flags),
-        );
+        if L1 { cp_async16!("ca", dst, src, valid) } else { cp_async16!("cg", dst, src, valid) }
     }
     #[cfg(not(target_feature = "sm_80"))]
     // SAFETY: the caller's contract.
@@ -51,6 +70,26 @@ pub unsafe fn copy16(dst: u32, src: *const u8, valid: bool) {
         u64::st_shared(dst, a);
         u64::st_shared(dst + 8, b);
     }
+}
+
+/// [`copy16`] through L1 (`cp.async.ca`): the L2 reads each 32-byte
+/// sector once, where [`copy16`]'s `.cg` looks it up once per 16-byte
+/// half (twice the L2 reads), but the bytes also pass through L1 on their
+/// way to shared memory. On an H200 (`results/h200/cp-async/`) a pipeline
+/// that only copies 16 KiB tiles read 8.4 M sectors of L2 with it against
+/// 16.8 M with `.cg` for the same 8.4 M sectors of data, and ran at 86%
+/// of `cuMemcpyDtoD` against 82%; the strip kernels, which stream rows
+/// through per-warp rings with no block barrier, gained 7–9 points at
+/// 3 × 3 (83% to 90–92% of the floor) and 2 at 5 × 5. Kernels whose shared memory
+/// is their busiest unit lost up to 7 points with it (the batched rows at
+/// w = 31, the separable stream), so they keep [`copy16`].
+///
+/// # Safety
+/// As [`copy16`].
+#[inline(always)]
+pub unsafe fn copy16_l1(dst: u32, src: *const u8, valid: bool) {
+    // SAFETY: the caller's contract.
+    unsafe { copy16_via::<true>(dst, src, valid) }
 }
 
 macro_rules! copy_scalar {
