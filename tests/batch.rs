@@ -378,11 +378,13 @@ fn drawn_tiles_across_launches_threads_and_streams() {
 /// tiles of `tile` samples, on the tensor form or not.
 fn drawn_tiles<S: Sample>(gpu: &Gpu, tile: usize, tensor: bool) {
     let (mut rng, seed) = common::rng();
-    // 17 tiles per row (ragged last tile); enough rows for 5 tiles per
-    // resident block (at most 4 blocks per SM).
+    // 17 tiles per row (ragged last tile); enough rows for 9 tiles per
+    // resident block (at most 4 blocks per SM): the drawn fifth, and
+    // before it about two of the f32 and one-step tensor kernels' runs (ROWS_RUN_TILES)
+    // per block, crossing rows.
     let len = 16 * tile + 1000;
     let resident = 4 * gpu.info().sm_count as usize;
-    let rows = (5 * resident).div_ceil(17);
+    let rows = (9 * resident).div_ceil(17);
     let shape = Shape::new(rows, len);
     let input: Vec<S> = (0..rows * len).map(|_| common::sample::<S>(&mut rng)).collect();
     let values: Vec<f64> = input.iter().map(|v| v.to_f64()).collect();

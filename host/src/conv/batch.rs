@@ -306,8 +306,8 @@ pub struct BatchPlan {
     /// (`conv1d_rows_tc{S}_bf16`, see [`Filter1d::with_tensor_cores`]).
     pub tensor: bool,
     /// Tiles that the blocks draw from a work counter,
-    /// [`ROWS_DRAW_TILES`] at a time, once their contiguous runs of the
-    /// others are done (the rows kernels; 0: runs only).
+    /// [`ROWS_DRAW_TILES`] at a time, once their walks over the others
+    /// are done (the rows kernels; 0: walks only).
     pub drawn: usize,
 }
 
