@@ -697,7 +697,8 @@ pub(in crate::conv) mod kernels {
         // once a run); in the others, one contiguous run of fixed / grid
         // tiles (the u8 and 16-bit FMA kernels spill with runs and lost
         // time to their row changes, as did the 3-step tensor form, whose
-        // fragment table takes longest to rewrite). The walk is a division per
+        // fragment table is the longest to rewrite at a row change: the
+        // likely cause, not measured). The walk is a division per
         // thread and run, then additions (64-bit division is a long
         // subroutine on the GPU, and a tile of a short mask is only a few
         // dozen instructions per thread). The last `drawn` tiles are not
