@@ -715,7 +715,7 @@ extern "C" __global__ void LAUNCH_BOUNDS(256, 4) conv2d_cols_f32(CONV2D_PARAMS) 
 extern "C" __global__ void LAUNCH_BOUNDS(256, 2) conv2d_strip3_f32(CONV2D_PARAMS, FIXED_PARAM) {
     slide<3, 3>(IMAGE, output, taps.v);
 }
-extern "C" __global__ void LAUNCH_BOUNDS(256, 2) conv2d_strip5_f32(CONV2D_PARAMS, FIXED_PARAM) {
+extern "C" __global__ void LAUNCH_BOUNDS(256, 3) conv2d_strip5_f32(CONV2D_PARAMS, FIXED_PARAM) {
     slide<5, 5>(IMAGE, output, taps.v);
 }
 extern "C" __global__ void LAUNCH_BOUNDS(256, 2) conv2d_strip7_f32(CONV2D_PARAMS, FIXED_PARAM) {

@@ -9,7 +9,8 @@
 //!   (constant bank 0, `c[0x0][…]` operands or `LDC`), never with `LDG`
 //!   beyond the image loads: their global loads are exactly those of the
 //!   basic kernel minus the mask's; the strip kernels read every tap at a
-//!   fixed offset;
+//!   fixed offset, and on sm_90 from uniform registers, with no
+//!   convergence check (`BRA.DIV`) anywhere;
 //! * no kernel has a stack frame, spills, or local-memory accesses.
 //!
 //! Tools as in `tests/sass.rs`; absent tools print one skip line unless
@@ -121,6 +122,34 @@ fn strip_kernels_read_every_tap_at_a_fixed_offset() {
                 missing.is_empty(),
                 "sm_{} {k}: taps at {missing:?} not read at a fixed offset ({fixed:?})",
                 c.arch
+            );
+        }
+    }
+}
+
+/// The strip kernels on sm_90: no convergence check (`BRA.DIV`) anywhere,
+/// and their multiply-adds take the taps from uniform registers. A panic
+/// path in the boundary map (a call and an exit that, to `ptxas`, some
+/// lanes may take) brings back both: `ptxas` can then not prove the warp
+/// converged at the row loop's warp barriers and keeps the taps in
+/// ordinary registers (5 × 5 `f32`: 128 registers per thread instead of 80,
+/// two blocks per SM instead of three).
+#[test]
+fn strip_kernels_keep_their_taps_uniform() {
+    for c in compiled("strip_kernels_keep_their_taps_uniform").into_iter().filter(|c| c.arch >= 90) {
+        let kernels = [3usize, 5, 7, 9].into_iter().flat_map(|n| TYPES.map(|t| (n, t)));
+        for (n, t) in kernels.filter(|&(n, t)| n < 9 || t == "f32") {
+            let k = format!("conv2d_strip{n}_{t}");
+            let sass = c.kernel(&k).unwrap_or_else(|| panic!("sm_{}: {k} is not in the module", c.arch));
+            let checks = sass.iter().filter(|i| i.opcode.starts_with("BRA.DIV")).count();
+            assert_eq!(checks, 0, "sm_{} {k}: {checks} BRA.DIV (the warp not provably converged)", c.arch);
+            let fma: Vec<_> = sass.iter().filter(|i| i.base() == "FFMA" || i.base() == "DFMA").collect();
+            let uniform = fma.iter().filter(|i| i.operands.contains("UR")).count();
+            assert!(
+                !fma.is_empty() && uniform * 10 >= fma.len() * 9,
+                "sm_{} {k}: {uniform} of {} multiply-adds take a tap from a uniform register",
+                c.arch,
+                fma.len()
             );
         }
     }

@@ -98,7 +98,12 @@ pub const LAUNCH_BOUNDS_MIN_SM: u32 = 90;
 /// `conv1d_fast_f32`: at 5 blocks (48 registers) `ptxas` issues each of its
 /// run-time loop's tap and shared loads right before their multiply-adds,
 /// and 4 blocks (64 registers) run it 10–18% faster at 65–255 taps. The C++
-/// twins carry the same bounds. The bounds go into the PTX of sm_90 and
+/// twins carry the same bounds. `conv2d_strip3_f32` and `conv2d_strip7_f32`
+/// fit three blocks without spilling too but keep two: on the H200 (one
+/// A/B, two passes) three ran 3 × 3 at 89.7–90.1% of the floor against
+/// 90.8–91.0% and left 7 × 7 unchanged, where `conv2d_strip5_f32` (80
+/// registers since [`boundary::map_index32`] stopped panicking) went from
+/// 76–77% to 85–86% with its third block. The bounds go into the PTX of sm_90 and
 /// newer only ([`LAUNCH_BOUNDS_MIN_SM`]): sm_70's `ptxas` spills under
 /// them. Every launch of these kernels uses at most `T` threads (256:
 /// [`conv1d`] uses 256-thread blocks, [`conv2d`] blocks of 32 × at most 8).
@@ -199,7 +204,7 @@ pub const LAUNCH_BOUNDS: &[(&str, u32, u32)] = &[
     ("conv2d_rows_f32", 256, 4),
     ("conv2d_cols_f32", 256, 4),
     ("conv2d_strip3_f32", 256, 2),
-    ("conv2d_strip5_f32", 256, 2),
+    ("conv2d_strip5_f32", 256, 3),
     ("conv2d_strip7_f32", 256, 2),
     ("conv2d_strip9_f32", 128, 5),
     ("conv2d_basic_f64", 256, 4),
