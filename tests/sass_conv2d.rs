@@ -100,6 +100,16 @@ fn constant_mask_kernels_read_the_mask_from_the_constant_bank() {
     }
 }
 
+/// The strip kernels, `(name, mask side, element type)`: 3 × 3, 5 × 5 and
+/// 7 × 7 in both types, 9 × 9 in `f32`.
+fn strip_kernels() -> impl Iterator<Item = (String, usize, &'static str)> {
+    [3usize, 5, 7, 9]
+        .into_iter()
+        .flat_map(|n| TYPES.map(|t| (n, t)))
+        .filter(|&(n, t)| n < 9 || t == "f32")
+        .map(|(n, t)| (format!("conv2d_strip{n}_{t}"), n, t))
+}
+
 /// The strip kernels' unrolled rows (9 × 9 in `f32` only) read each of the `N · N` taps at its
 /// own fixed offset of the mask parameter (a constant-bank operand, or a
 /// uniform load with an immediate offset, `ULDC.64` reading two `f32`
@@ -108,9 +118,7 @@ fn constant_mask_kernels_read_the_mask_from_the_constant_bank() {
 #[test]
 fn strip_kernels_read_every_tap_at_a_fixed_offset() {
     for c in compiled("strip_kernels_read_every_tap_at_a_fixed_offset") {
-        let kernels = [3usize, 5, 7, 9].into_iter().flat_map(|n| TYPES.map(|t| (n, t)));
-        for (n, t) in kernels.filter(|&(n, t)| n < 9 || t == "f32") {
-            let k = format!("conv2d_strip{n}_{t}");
+        for (k, n, t) in strip_kernels() {
             let size = if t == "f32" { 4 } else { 8 };
             let fixed: std::collections::BTreeSet<u32> =
                 common::sass::last_param_reads(&c, &k).iter().filter(|r| !r.register).map(|r| r.offset).collect();
@@ -137,9 +145,7 @@ fn strip_kernels_read_every_tap_at_a_fixed_offset() {
 #[test]
 fn strip_kernels_keep_their_taps_uniform() {
     for c in compiled("strip_kernels_keep_their_taps_uniform").into_iter().filter(|c| c.arch >= 90) {
-        let kernels = [3usize, 5, 7, 9].into_iter().flat_map(|n| TYPES.map(|t| (n, t)));
-        for (n, t) in kernels.filter(|&(n, t)| n < 9 || t == "f32") {
-            let k = format!("conv2d_strip{n}_{t}");
+        for (k, _, _) in strip_kernels() {
             let sass = c.kernel(&k).unwrap_or_else(|| panic!("sm_{}: {k} is not in the module", c.arch));
             let checks = sass.iter().filter(|i| i.opcode.starts_with("BRA.DIV")).count();
             assert_eq!(checks, 0, "sm_{} {k}: {checks} BRA.DIV (the warp not provably converged)", c.arch);

@@ -19,13 +19,14 @@ use core::arch::asm;
 #[cfg(not(target_feature = "sm_80"))]
 use crate::dev::shared::SharedElem;
 
-/// `cp.async.<cache>` of 16 bytes (`src`-size 0, zeros, when not `valid`).
+/// `cp.async.<cache>` of `bytes` (4, 8 or 16; `src`-size 0, zeros, when
+/// not `valid`).
 #[cfg(target_feature = "sm_80")]
-macro_rules! cp_async16 {
-    ($cache:literal, $dst:expr, $src:expr, $valid:expr) => {
+macro_rules! cp_async {
+    ($cache:literal, $bytes:literal, $dst:expr, $src:expr, $valid:expr) => {
         asm!(
-            concat!("cp.async.", $cache, ".shared.global [{d}], [{s}], 16, {n};"),
-            d = in(reg32) $dst, s = in(reg64) $src, n = in(reg32) if $valid { 16u32 } else { 0 },
+            concat!("cp.async.", $cache, ".shared.global [{d}], [{s}], ", $bytes, ", {n};"),
+            d = in(reg32) $dst, s = in(reg64) $src, n = in(reg32) if $valid { $bytes } else { 0u32 },
             options(nostack, preserves_flags),
         )
     };
@@ -56,7 +57,7 @@ unsafe fn copy16_via<const L1: bool>(dst: u32, src: *const u8, valid: bool) {
     #[cfg(target_feature = "sm_80")]
     // SAFETY: the caller's contract; src-size 0 reads nothing.
     unsafe {
-        if L1 { cp_async16!("ca", dst, src, valid) } else { cp_async16!("cg", dst, src, valid) }
+        if L1 { cp_async!("ca", 16, dst, src, valid) } else { cp_async!("cg", 16, dst, src, valid) }
     }
     #[cfg(not(target_feature = "sm_80"))]
     // SAFETY: the caller's contract.
@@ -103,11 +104,7 @@ macro_rules! copy_scalar {
             #[cfg(target_feature = "sm_80")]
             // SAFETY: the caller's contract; src-size 0 reads nothing.
             unsafe {
-                asm!(
-                    concat!("cp.async.ca.shared.global [{d}], [{s}], ", $bytes, ", {n};"),
-                    d = in(reg32) dst, s = in(reg64) src, n = in(reg32) if valid { $bytes } else { 0u32 },
-                    options(nostack, preserves_flags),
-                );
+                cp_async!("ca", $bytes, dst, src, valid);
             }
             #[cfg(not(target_feature = "sm_80"))]
             // SAFETY: the caller's contract.
