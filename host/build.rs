@@ -169,6 +169,14 @@ fn check_components(rustc: &str, kernels: &Path) -> Result<(), String> {
     ))
 }
 
+/// The PTX ISA feature an architecture's build asks for beyond LLVM's
+/// default for it: sm_90 kernels use bulk copies on `mbarrier`s
+/// (`cp.async.bulk`, `mbarrier.arrive.expect_tx`), which need PTX 8.0
+/// (LLVM emits 7.8 for sm_90 by default).
+fn ptx_isa(sm: u32) -> &'static str {
+    if sm >= 90 { "\x1f-Ctarget-feature=+ptx80" } else { "" }
+}
+
 fn build_arch(sm: u32, kernels: &Path, out_dir: &Path, rustc: &str) -> Result<PathBuf, String> {
     let target_dir = out_dir.join(format!("kernels-sm_{sm}"));
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
@@ -187,7 +195,10 @@ fn build_arch(sm: u32, kernels: &Path, out_dir: &Path, rustc: &str) -> Result<Pa
         .env("RUSTC", rustc)
         .env("RUSTC_BOOTSTRAP", "1")
         .env("CARGO_TARGET_DIR", &target_dir)
-        .env("CARGO_ENCODED_RUSTFLAGS", format!("-Ctarget-cpu=sm_{sm}\x1f-Cllvm-args=-unroll-max-count=4"))
+        .env(
+            "CARGO_ENCODED_RUSTFLAGS",
+            format!("-Ctarget-cpu=sm_{sm}{}\x1f-Cllvm-args=-unroll-max-count=4", ptx_isa(sm)),
+        )
         .env("CARGO_TERM_COLOR", "never")
         // Release profile of the child only, whatever the workspace says.
         .env("CARGO_PROFILE_RELEASE_OPT_LEVEL", "3")

@@ -1,7 +1,7 @@
 //! SASS of the tensor-core kernels, 1D and 2D (no GPU needed): on sm_90 they run
 //! `HMMA` (per column group and step three TF32 at `f32` precision, or
-//! one TF32 and one bf16 in the two-product form, one at TF32), bring their inputs in by `cp.async` (`LDGSTS`), read shared
-//! memory 64 and 128 bits at a time, and keep everything in registers (no
+//! one TF32 and one bf16 in the two-product form, one at TF32), bring their inputs in by `cp.async` (`LDGSTS`; the bf16
+//! rows form on sm_90 by bulk copies), read shared memory 64 and 128 bits at a time, and keep everything in registers (no
 //! stack frame, no spills, no local memory). The sm_70 PTX holds none of
 //! them (TF32 `mma` needs sm_80), and the throughput probes compile to
 //! what they measure.
@@ -86,7 +86,10 @@ fn tensor_kernels_run_hmma_from_registers() {
 /// The batched rows kernels' bf16 tensor form (`conv1d_rows_tc{S}_bf16`):
 /// per pair of groups and step, three `HMMA.16816.F32.BF16` for each group
 /// (the taps' three parts); `A` by `ldmatrix` at 3 steps and by 32-bit
-/// shared loads below; inputs by `cp.async`; the work counter's draws, the
+/// shared loads below; inputs by `cp.async` on sm_80, and on sm_90 by bulk
+/// copies (`UBLKCP`, no `LDGSTS`) on barrier objects (`SYNCS` arrivals and
+/// phase waits) with an L2 prefetch of the tile after next (`UBLKPF`); the
+/// work counter's draws, the
 /// count of finished blocks and the last block's reset as device-scope
 /// atomics behind a fence; no local memory (3 blocks of 256 threads per SM
 /// on sm_90: `sass_launch_bounds` checks the registers).
@@ -98,7 +101,15 @@ fn bf16_rows_tensor_form_runs_hmma() {
             let o = ops(&c, &k);
             let hmma = count(&o, "HMMA.16816.F32.BF16");
             assert!(hmma >= 6 * steps, "sm_{} {k}: {hmma} HMMA, want at least {}", c.arch, 6 * steps);
-            assert!(count(&o, "LDGSTS") >= 1, "sm_{} {k}: no cp.async", c.arch);
+            if c.arch >= 90 {
+                let (copies, waits) = (count(&o, "UBLKCP.S.G"), count(&o, "SYNCS.PHASECHK.TRANS64"));
+                assert!(copies >= 1 && waits >= 1, "sm_{} {k}: {copies} bulk copies, {waits} barrier waits", c.arch);
+                assert!(count(&o, "SYNCS.ARRIVE.TRANS64") >= 1, "sm_{} {k}: no barrier arrival", c.arch);
+                assert!(count(&o, "UBLKPF") >= 1, "sm_{} {k}: no L2 prefetch", c.arch);
+                assert_eq!(count(&o, "LDGSTS"), 0, "sm_{} {k}: cp.async beside the bulk copies", c.arch);
+            } else {
+                assert!(count(&o, "LDGSTS") >= 1, "sm_{} {k}: no cp.async", c.arch);
+            }
             let ldsm = count(&o, "LDSM.16.M88.4");
             if steps == 3 {
                 assert!(ldsm >= 2 * steps, "sm_{} {k}: {ldsm} LDSM", c.arch);

@@ -214,13 +214,15 @@ pub const fn rows_shared_bytes(threads: usize, w: usize, size: usize, acc: usize
 /// (`conv1d_rows_tc{S}_bf16`), bytes: the `f32` tile and taps (for tiles
 /// [`RT_TILE_SCALE`](super::batch_tensor::RT_TILE_SCALE) times longer), a ring of
 /// [`RT_STAGES`](super::batch_tensor::RT_STAGES) staging buffers, then the
-/// `B` fragment table.
+/// `B` fragment table, the work counter's draw and the slots' barriers
+/// ([`RT_BARRIER_BYTES`](super::batch_tensor::RT_BARRIER_BYTES)).
 pub const fn rows_tc_shared_bytes(threads: usize, w: usize) -> usize {
     let tt = threads * super::batch_tensor::RT_TILE_SCALE;
     rows_shared_elems(tt, w) * 4
         + super::batch_tensor::RT_STAGES * rows_stage_bytes(tt, w, 2)
         + super::batch_tensor::RT_TABLE_BYTES
         + ROWS_DRAW_BYTES
+        + super::batch_tensor::RT_BARRIER_BYTES
 }
 
 /// Shared-memory elements (of the accumulation type) of a columns kernel
@@ -284,6 +286,28 @@ mod tests {
         assert_eq!(rows_next_tile(100, 100, 396, true), 101);
         assert_eq!(rows_next_tile(3, 100, 2, true), 8);
         assert_eq!(rows_next_tile(3, 6, 2, true), 6);
+    }
+
+    /// The tensor form's shared memory ends with one 8-byte-aligned
+    /// barrier object per staging slot, after the tile, the slots, the
+    /// fragment table and the draw word (the kernel's `bars`), and still
+    /// fits three blocks of 256 threads per SM on sm_90 (228 KiB, 1 KiB
+    /// reserved per block) for every width the form takes.
+    #[test]
+    fn tensor_form_barriers_are_aligned_and_fit() {
+        use super::super::batch_tensor::{RT_BARRIER_BYTES, RT_MIN_TAPS, RT_STAGES, RT_TABLE_BYTES, RT_TILE_SCALE};
+        assert_eq!(RT_BARRIER_BYTES, 8 * RT_STAGES);
+        for w in RT_MIN_TAPS..=ROWS_FIXED_MAX {
+            let tt = ROWS_THREADS * RT_TILE_SCALE;
+            let bars = rows_shared_elems(tt, w) * 4
+                + RT_STAGES * rows_stage_bytes(tt, w, 2)
+                + RT_TABLE_BYTES
+                + ROWS_DRAW_BYTES;
+            assert_eq!(bars % 8, 0, "w = {w}");
+            let total = rows_tc_shared_bytes(ROWS_THREADS, w);
+            assert_eq!(total, bars + RT_BARRIER_BYTES, "w = {w}");
+            assert!(3 * (total + 1024) <= 228 * 1024, "w = {w}: {total} bytes");
+        }
     }
 }
 
@@ -775,10 +799,50 @@ pub(in crate::conv) mod kernels {
         // written there (the slot holds one chunk more than a tile's
         // inputs fill, and they fill ⌈left / V⌉ chunks fewer).
         let room = |c: Cursor| if TC > 0 && c.tile == 0 { a.left.div_ceil(S::V) } else { 0 };
+        // The tensor form's barrier objects on sm_90, one per staging slot
+        // (after the fragment table and the draw word).
+        #[cfg(target_feature = "sm_90")]
+        let bars = staging
+            + stages as u32 * stage_bytes
+            + (super::super::batch_tensor::RT_TABLE_BYTES + super::ROWS_DRAW_BYTES) as u32;
+        // Whether the tensor form copies by bulk copies (sm_90): tile `i`
+        // of the block (counted over all its runs) then lands in slot
+        // i mod 2 as phase ⌊i / 2⌋ of the slot's barrier, and a run issues
+        // no copy past its last tile.
+        const BULK: bool = cfg!(target_feature = "sm_90");
+        let bulk = TC > 0 && BULK;
         // Starts a tile's copies into slot `slot` (one commit group per
-        // call, empty when there is nothing to copy).
+        // call, empty when there is nothing to copy; on sm_90 the tensor
+        // form's one barrier phase).
         let issue = |slot: usize, c: Cursor, end: usize| {
             let (c0, c1) = chunks(c, end);
+            // The tensor form on sm_90: thread 0 copies the tile's chunks
+            // with one bulk copy on the slot's barrier (or only arrives,
+            // with nothing to copy), one phase per call.
+            #[cfg(target_feature = "sm_90")]
+            if TC > 0 {
+                if t == 0 {
+                    let bar = bars + pipeline::bulk::BARRIER_BYTES * slot as u32;
+                    if c0 < c1 {
+                        // SAFETY: row < signals.
+                        let line = unsafe { a.input.add(c.row * a.in_pitch) };
+                        let dst = staging + slot as u32 * stage_bytes + 16 * room(c) as u32;
+                        // SAFETY: the slot holds c1 − c0 chunks from `dst`
+                        // (rows_stage_bytes, 16-byte aligned), every one in
+                        // the row and 16-byte aligned (FLAG_VECTOR); its
+                        // last readers passed the barrier before this call,
+                        // its writers fenced; the barrier is initialized,
+                        // and this is its phase's one arrival.
+                        unsafe {
+                            pipeline::bulk::bulk_copy(dst, line.add(c0 * S::V).cast(), 16 * (c1 - c0) as u32, bar)
+                        };
+                    } else {
+                        // SAFETY: as above.
+                        unsafe { pipeline::bulk::arrive(bar) };
+                    }
+                }
+                return;
+            }
             if c0 < c1 {
                 // SAFETY: row < signals.
                 let line = unsafe { a.input.add(c.row * a.in_pitch) };
@@ -834,23 +898,46 @@ pub(in crate::conv) mod kernels {
                 unsafe { u32::st_shared(staging + 4 * k, 0) };
                 k += threads as u32;
             }
+        }
+        #[cfg(target_feature = "sm_90")]
+        if TC > 0 {
+            if t == 0 {
+                for k in 0..stages as u32 {
+                    // SAFETY: the barriers after the draw word
+                    // (rows_tc_shared_bytes), 8-byte aligned; used only
+                    // after the block barrier below.
+                    unsafe { pipeline::bulk::init(bars + pipeline::bulk::BARRIER_BYTES * k) };
+                }
+            }
+            // The zeros above before the bulk copies into the slots.
+            pipeline::bulk::fence_writes();
+        }
+        #[cfg(target_feature = "sm_80")]
+        if tensor || cfg!(target_feature = "sm_90") && TC > 0 {
             // SAFETY: block-uniform (the flag is the launch's); the zeros
-            // are stored before any copy lands.
+            // are stored, and the barriers initialized, before any copy.
             unsafe { sync_threads() };
         }
         // The row whose taps are in shared memory.
         let mut current = usize::MAX;
+        // The block's tiles before this run (counted with bulk copies).
+        let mut started = 0usize;
         // The block's runs: its own, then what it draws.
         loop {
             let (first, end) = run;
+            // This run's tile `cur` is the block's tile `i`.
+            let mut i = if bulk { started } else { 0 };
             // `ahead`: the tile stages − 1 steps ahead of `cur`.
             let mut ahead = first;
             for k in 0..stages - 1 {
-                issue(k, ahead, end);
+                // (With bulk copies, none for an empty run: its phase would
+                // never be waited for.)
+                if !bulk || ahead.b < end {
+                    issue((i + k) % stages, ahead, end);
+                }
                 ahead = advance(ahead);
             }
             let mut cur = first;
-            let mut i = 0usize;
             while cur.b < end {
                 if TC == 0 {
                     issue((i + stages - 1) % stages, ahead, end);
@@ -873,12 +960,45 @@ pub(in crate::conv) mod kernels {
                     // reads it ends), so tile b is the oldest of stages − 1
                     // groups.
                     const { assert!(super::super::batch_tensor::RT_STAGES == 2) };
+                    #[cfg(not(target_feature = "sm_90"))]
                     pipeline::wait_group::<0>();
+                    // SAFETY: the barrier of slot i mod 2, initialized, whose
+                    // phase ⌊i / 2⌋ (tile i's) is its current or last
+                    // completed one: every earlier phase was waited for.
+                    #[cfg(target_feature = "sm_90")]
+                    unsafe {
+                        pipeline::bulk::wait_parity(
+                            bars + pipeline::bulk::BARRIER_BYTES * (i % 2) as u32,
+                            (i / 2 % 2) as u32,
+                        )
+                    };
                     // SAFETY: as above.
                     unsafe { sync_threads() };
                     // With two stages the tile ahead is the next one: no
                     // second cursor to keep in registers.
-                    issue((i + 1) % 2, advance(cur), end);
+                    let next = advance(cur);
+                    if !bulk || next.b < end {
+                        issue((i + 1) % 2, next, end);
+                    }
+                    // With bulk copies, thread 0 also starts loading the
+                    // tile after it into the L2: its copy, issued a tile
+                    // later, then waits on the L2 instead of DRAM (two tiles
+                    // in flight per block for the shared memory of one).
+                    #[cfg(target_feature = "sm_90")]
+                    if t == 0 && next.b < end {
+                        let after = advance(next);
+                        let (c0, c1) = chunks(after, end);
+                        if c0 < c1 {
+                            // SAFETY: chunks c0 .. c1 of the tile's row, in
+                            // the row, 16-byte aligned (`chunks`).
+                            unsafe {
+                                pipeline::bulk::prefetch_l2(
+                                    a.input.add(after.row * a.in_pitch + c0 * S::V).cast(),
+                                    16 * (c1 - c0) as u32,
+                                )
+                            };
+                        }
+                    }
                 }
                 let (row, tile_start) = (cur.row, cur.tile * tile);
                 let origin = tile_start as isize - left;
@@ -969,6 +1089,9 @@ pub(in crate::conv) mod kernels {
                             unsafe { crate::dev::shared::st_raw(src + ((p - first) as usize * size) as u32, v) };
                             k += threads;
                         }
+                        // The cells before the slot's next bulk copy.
+                        #[cfg(target_feature = "sm_90")]
+                        pipeline::bulk::fence_writes();
                         // SAFETY: block-uniform (whole, edge are); the cells
                         // are visible to every warp after it.
                         unsafe { sync_threads() };
@@ -1217,6 +1340,7 @@ pub(in crate::conv) mod kernels {
                 cur = advance(cur);
                 i += 1;
             }
+            started = i;
             pipeline::wait_group::<0>();
             if drawn == 0 {
                 break;

@@ -77,6 +77,11 @@ pub const RT_MAX_STEPS: usize = 3;
 /// the taps' split and step, 32 lanes × two registers.
 pub const RT_TABLE_BYTES: usize = 3 * RT_MAX_STEPS * 32 * 8;
 
+/// Bytes of the staging slots' barrier objects (sm_90: one 8-byte
+/// `mbarrier` per slot, after the draw word), on which each slot's bulk
+/// copy lands.
+pub const RT_BARRIER_BYTES: usize = 8 * RT_STAGES;
+
 /// Whether the kernel of `steps` steps reads its `A` fragments with
 /// `ldmatrix` (one instruction for four 32-bit loads; the rows of `X` must
 /// then start 16-byte aligned): the 3-step kernel (masks of 25 to 32

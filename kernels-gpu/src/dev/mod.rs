@@ -17,6 +17,7 @@
 //! | warp shuffles (down, xor) | [`warp`] | `SHFL.DOWN`, `SHFL.BFLY` |
 //! | pitched 2D row/element addresses | [`pitched`] | (the pitched matrix kernel; GPU-tested) |
 //! | asynchronous global → shared copies, warp barrier | [`pipeline`], [`warp`] | `LDGSTS`, `LDGDEPBAR`, `DEPBAR` (the 2D strip kernels) |
+//! | bulk global → shared copies on `mbarrier`s, L2 prefetch (sm_90) | [`pipeline`] | `UBLKCP`, `SYNCS`, `UBLKPF` (the bf16 rows tensor form) |
 //! | device-scope atomics, fence | [`atomic`] | `ATOMG`, `MEMBAR` (the batched rows kernels' work counter) |
 //!
 //! Pure arithmetic (grid-stride bounds, vector split of a misaligned range) is

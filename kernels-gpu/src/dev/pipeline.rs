@@ -149,3 +149,139 @@ pub fn wait_group<const N: u32>() {
         asm!("cp.async.wait_group {n};", n = const N, options(nostack, preserves_flags));
     }
 }
+
+/// Bulk copies on an `mbarrier` (sm_90): one thread copies a whole
+/// 16-byte-aligned range from global to shared memory with one
+/// instruction (`cp.async.bulk`, the copy engine), and the block waits
+/// for it on a barrier object in shared memory that counts the bytes
+/// landed. The copy takes no thread's instructions past the one, no
+/// registers while in flight, and reads each 32-byte sector of the L2
+/// once (the 16-byte `cp.async.cg` looks each up once per half).
+///
+/// A barrier counts phases: a phase completes when its one expected
+/// arrival ([`bulk_copy`] or [`arrive`]) has happened and every byte that
+/// arrival announced has landed. [`wait_parity`] waits for the phase of a
+/// given parity, so a caller that arrives once per use of a buffer waits
+/// on the parity of its latest arrival.
+#[cfg(target_feature = "sm_90")]
+pub mod bulk {
+    use core::arch::asm;
+
+    /// Bytes of one barrier object (8-byte aligned in shared memory).
+    pub const BARRIER_BYTES: u32 = 8;
+
+    /// Initializes the barrier at shared-window address `bar` for one
+    /// arrival per phase, then makes the initialization visible to the
+    /// copy engine (`fence.mbarrier_init`).
+    ///
+    /// # Safety
+    /// `bar` 8-byte aligned inside this block's shared memory, not in use;
+    /// one thread initializes it, and a block barrier follows before any
+    /// thread uses it.
+    #[inline(always)]
+    pub unsafe fn init(bar: u32) {
+        // SAFETY: the caller's contract.
+        unsafe {
+            asm!(
+                "mbarrier.init.shared::cta.b64 [{b}], 1;",
+                "fence.mbarrier_init.release.cluster;",
+                b = in(reg32) bar,
+                options(nostack, preserves_flags),
+            )
+        }
+    }
+
+    /// Orders this thread's earlier generic-proxy writes to shared memory
+    /// before later bulk copies (the async proxy) into the same bytes:
+    /// every thread that wrote a buffer runs it before the block barrier
+    /// that precedes the buffer's next [`bulk_copy`].
+    #[inline(always)]
+    pub fn fence_writes() {
+        // SAFETY: a fence; reads and writes nothing.
+        unsafe { asm!("fence.proxy.async.shared::cta;", options(nostack, preserves_flags)) }
+    }
+
+    /// Arrives on `bar`, announcing `bytes`, and starts copying `bytes`
+    /// from global `src` to shared-window address `dst`: the phase
+    /// completes when they have landed.
+    ///
+    /// # Safety
+    /// `bar` initialized ([`init`]) and this the phase's one arrival;
+    /// `dst` and `src` 16-byte aligned, `bytes` a positive multiple of 16,
+    /// `src` valid for `bytes`, `dst … dst + bytes` inside this block's
+    /// shared memory, which no thread reads or writes until the phase has
+    /// completed ([`wait_parity`]) and which every earlier reader has
+    /// finished with (a block barrier since; writers also ran
+    /// [`fence_writes`]).
+    #[inline(always)]
+    pub unsafe fn bulk_copy(dst: u32, src: *const u8, bytes: u32, bar: u32) {
+        // SAFETY: the caller's contract.
+        unsafe {
+            asm!(
+                "mbarrier.arrive.expect_tx.shared::cta.b64 _, [{b}], {n};",
+                "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [{d}], [{s}], {n}, [{b}];",
+                b = in(reg32) bar, n = in(reg32) bytes, d = in(reg32) dst, s = in(reg64) src,
+                options(nostack, preserves_flags),
+            )
+        }
+    }
+
+    /// Starts loading `bytes` from global `src` into the L2 (no copy to
+    /// shared memory, nothing to wait for): a later bulk copy of them
+    /// then finds them there.
+    ///
+    /// # Safety
+    /// `src` 16-byte aligned and valid for `bytes`, a positive multiple of
+    /// 16.
+    #[inline(always)]
+    pub unsafe fn prefetch_l2(src: *const u8, bytes: u32) {
+        // SAFETY: the caller's contract.
+        unsafe {
+            asm!("cp.async.bulk.prefetch.L2.global [{s}], {n};", s = in(reg64) src, n = in(reg32) bytes,
+                 options(nostack, preserves_flags))
+        }
+    }
+
+    /// Arrives on `bar` with nothing to copy: the phase completes at once.
+    ///
+    /// # Safety
+    /// `bar` initialized ([`init`]) and this the phase's one arrival.
+    #[inline(always)]
+    pub unsafe fn arrive(bar: u32) {
+        // SAFETY: the caller's contract.
+        unsafe {
+            asm!("mbarrier.arrive.shared::cta.b64 _, [{b}];", b = in(reg32) bar, options(nostack, preserves_flags))
+        }
+    }
+
+    /// Waits until the phase of parity `parity` (0 or 1) of `bar` has
+    /// completed: the bytes its copy announced are then in shared memory,
+    /// visible to this thread.
+    ///
+    /// # Safety
+    /// `bar` initialized; the phase waited for is the barrier's current
+    /// one or the one before it (no phase of the barrier completes twice
+    /// unobserved between an arrival and the wait for it).
+    #[inline(always)]
+    pub unsafe fn wait_parity(bar: u32, parity: u32) {
+        loop {
+            let done: u32;
+            // SAFETY: the caller's contract; acts as a compiler memory
+            // barrier (no `nomem`), so shared reads after it stay after it.
+            unsafe {
+                asm!(
+                    "{{",
+                    ".reg .pred p;",
+                    "mbarrier.try_wait.parity.shared::cta.b64 p, [{b}], {q};",
+                    "selp.u32 {d}, 1, 0, p;",
+                    "}}",
+                    b = in(reg32) bar, q = in(reg32) parity, d = out(reg32) done,
+                    options(nostack, preserves_flags),
+                )
+            }
+            if done != 0 {
+                break;
+            }
+        }
+    }
+}
