@@ -1,8 +1,9 @@
 //! SASS of the tensor-core kernels, 1D and 2D (no GPU needed): on sm_90 they run
 //! `HMMA` (per column group and step three TF32 at `f32` precision, or
-//! one TF32 and one bf16 in the two-product form, one at TF32), bring their inputs in by `cp.async` (`LDGSTS`; the bf16
-//! rows form on sm_90 by bulk copies), read shared memory 64 and 128 bits at a time, and keep everything in registers (no
-//! stack frame, no spills, no local memory). The sm_70 PTX holds none of
+//! one TF32 and one bf16 in the two-product form, one at TF32), bring their
+//! inputs in by `cp.async` (`LDGSTS`; the bf16 rows form on sm_90 by bulk
+//! copies), read shared memory 64 and 128 bits at a time, and keep
+//! everything in registers (no stack frame, no spills, no local memory). The sm_70 PTX holds none of
 //! them (TF32 `mma` needs sm_80), and the throughput probes compile to
 //! what they measure.
 
@@ -89,9 +90,8 @@ fn tensor_kernels_run_hmma_from_registers() {
 /// shared loads below; inputs by `cp.async` on sm_80, and on sm_90 by bulk
 /// copies (`UBLKCP`, no `LDGSTS`) on barrier objects (`SYNCS` arrivals and
 /// phase waits) with an L2 prefetch of the tile after next (`UBLKPF`); the
-/// work counter's draws, the
-/// count of finished blocks and the last block's reset as device-scope
-/// atomics behind a fence; no local memory (3 blocks of 256 threads per SM
+/// work counter's draws, the count of finished blocks and the last block's
+/// reset as device-scope atomics behind a fence; no local memory (3 blocks of 256 threads per SM
 /// on sm_90: `sass_launch_bounds` checks the registers).
 #[test]
 fn bf16_rows_tensor_form_runs_hmma() {
