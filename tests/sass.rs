@@ -8,7 +8,9 @@
 //! * every kernel has a 0-byte stack frame and no spills;
 //! * shared memory is accessed with LDS/STS (not generic LD/ST) behind a
 //!   BAR.SYNC; shuffles are SHFL.DOWN / SHFL.BFLY; constant memory is read
-//!   through the constant bank, never with LDG.
+//!   through the constant bank, never with LDG;
+//! * the batched rows kernels copy tiles ahead by `cp.async` from sm_80,
+//!   and the `f32` ones by bulk copies on barrier objects on sm_90.
 //!
 //! Tools: `$COALESCE_SASS_TOOLS`, `.tools/sass/bin`, `/usr/local/cuda/bin`
 //! or `PATH`. If absent the tests print one skip line, unless
@@ -258,6 +260,40 @@ fn strip_kernels_stream_rows_through_a_shared_ring() {
                 } else {
                     assert!(!starts("LDGSTS") && starts("STS"), "sm_{} {k}: {ops:?}", c.arch);
                 }
+            }
+        }
+    }
+}
+
+/// The batched rows FMA kernels (`conv1d_rows{,1..8}_<type>`) copy their
+/// tiles ahead into a shared ring: from sm_80 by `cp.async` (`LDGSTS`),
+/// except the 4-byte types on sm_90, whose thread 0 takes each tile by
+/// one bulk copy (`UBLKCP`, and no `LDGSTS`) onto a barrier per slot
+/// (`SYNCS` arrivals and phase waits) and loads the tile after next into
+/// the L2 (`UBLKPF`); before sm_80, none of these. No local memory.
+#[test]
+fn batched_rows_kernels_copy_tiles_ahead() {
+    for c in compiled("batched_rows_kernels_copy_tiles_ahead") {
+        let types: &[(&str, usize)] = &[("f32", 4), ("f64", 8), ("f16", 2), ("u8", 1), ("u16", 2), ("bf16", 2)];
+        for &(ty, size) in types.iter().filter(|(ty, _)| c.arch >= 80 || *ty != "bf16") {
+            let names =
+                std::iter::once(format!("conv1d_rows_{ty}")).chain((1..=8).map(|ch| format!("conv1d_rows{ch}_{ty}")));
+            for k in names {
+                let sass = c.kernel(&k).unwrap_or_else(|| panic!("sm_{}: {k} missing", c.arch));
+                let count = |prefix: &str| sass.iter().filter(|i| i.opcode.starts_with(prefix)).count();
+                let (ldgsts, bulk) = (count("LDGSTS"), count("UBLKCP"));
+                if c.arch >= 90 && coalesce_kernels::conv::batch::rows_bulk(size) {
+                    assert!(bulk >= 1 && ldgsts == 0, "sm_{} {k}: {bulk} bulk copies, {ldgsts} cp.async", c.arch);
+                    let (arrive, wait) = (count("SYNCS.ARRIVE.TRANS64"), count("SYNCS.PHASECHK.TRANS64"));
+                    assert!(arrive >= 1 && wait >= 1, "sm_{} {k}: {arrive} arrivals, {wait} phase waits", c.arch);
+                    assert!(count("UBLKPF") >= 1, "sm_{} {k}: no L2 prefetch", c.arch);
+                } else if c.arch >= 80 {
+                    assert!(ldgsts >= 1 && bulk == 0, "sm_{} {k}: {ldgsts} cp.async, {bulk} bulk copies", c.arch);
+                } else {
+                    assert_eq!(ldgsts + bulk, 0, "sm_{} {k}: asynchronous copies below sm_80", c.arch);
+                }
+                let local = sass.iter().any(|i| i.opcode.starts_with("LDL") || i.opcode.starts_with("STL"));
+                assert!(!local, "sm_{} {k}: local memory", c.arch);
             }
         }
     }

@@ -203,11 +203,31 @@ pub const fn rows_stage_bytes(threads: usize, w: usize, size: usize) -> usize {
     16 * ((rows_span(threads, w) * size).div_ceil(16) + 1 + super::batch_tensor::RT_PAD_CHUNKS)
 }
 
+/// Whether the FMA rows kernels of a storage type of `size` bytes take
+/// their tiles by bulk copies on sm_90 (`cp.async.bulk`, one per tile,
+/// issued by thread 0 onto a barrier object per staging slot, with an L2
+/// prefetch of the tile after next): the 4-byte types. The others copy
+/// by `cp.async`, 16 bytes per thread and copy.
+pub const fn rows_bulk(size: usize) -> bool {
+    size == 4
+}
+
+/// Bytes of the barrier objects of a rows kernel for a storage type of
+/// `size` bytes: one 8-byte object per staging slot where the kernel
+/// copies by bulk copies on sm_90 ([`rows_bulk`]; reserved on every
+/// architecture), none otherwise.
+pub const fn rows_barrier_bytes(size: usize) -> usize {
+    if rows_bulk(size) { 8 * rows_stages(size) } else { 0 }
+}
+
 /// Dynamic shared memory of a rows kernel, bytes: the tile and taps
-/// ([`rows_shared_elems`] of `acc` bytes each), the staging ring, then the
-/// work counter's draw.
+/// ([`rows_shared_elems`] of `acc` bytes each), the staging ring, the
+/// work counter's draw, then the slots' barriers ([`rows_barrier_bytes`]).
 pub const fn rows_shared_bytes(threads: usize, w: usize, size: usize, acc: usize) -> usize {
-    rows_shared_elems(threads, w) * acc + rows_stages(size) * rows_stage_bytes(threads, w, size) + ROWS_DRAW_BYTES
+    rows_shared_elems(threads, w) * acc
+        + rows_stages(size) * rows_stage_bytes(threads, w, size)
+        + ROWS_DRAW_BYTES
+        + rows_barrier_bytes(size)
 }
 
 /// Dynamic shared memory of a rows kernel's tensor form
@@ -245,6 +265,30 @@ pub struct Bf16(pub u16);
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The FMA kernels that copy by bulk copies ([`rows_bulk`]: the 4-byte
+    /// types) end their shared memory with one 8-byte-aligned barrier per
+    /// staging slot after the draw word (the kernel's `bars`), which costs
+    /// no block per SM on sm_90 (228 KiB, 1 KiB reserved per block) at any
+    /// width up to 255 taps; the other sizes reserve none.
+    #[test]
+    fn fma_barriers_are_aligned_and_cost_no_block() {
+        assert!(rows_bulk(4) && !rows_bulk(1) && !rows_bulk(2) && !rows_bulk(8));
+        assert_eq!(rows_barrier_bytes(4), 8 * rows_stages(4));
+        for size in [1, 2, 8] {
+            assert_eq!(rows_barrier_bytes(size), 0);
+        }
+        let blocks = |bytes: usize| (228 * 1024 / (bytes + 1024)).min(2048 / ROWS_THREADS);
+        for w in 1..=255 {
+            let before = rows_shared_elems(ROWS_THREADS, w) * 4
+                + rows_stages(4) * rows_stage_bytes(ROWS_THREADS, w, 4)
+                + ROWS_DRAW_BYTES;
+            assert_eq!(before % 8, 0, "w = {w}");
+            let total = rows_shared_bytes(ROWS_THREADS, w, 4, 4);
+            assert_eq!(total, before + rows_barrier_bytes(4), "w = {w}");
+            assert_eq!(blocks(total), blocks(before), "w = {w}: {total} bytes");
+        }
+    }
 
     /// A fifth of the tiles are drawn once there are four per block, none
     /// below that or from 2^32 tiles on (the kernels draw with 32-bit
@@ -669,7 +713,10 @@ pub(in crate::conv) mod kernels {
     /// many tiles ahead, so the loads of the next tiles are in flight while
     /// a tile is widened and computed; edge tiles (and unaligned layouts)
     /// are read directly with the boundary mode. (On sm_70 the copies are
-    /// plain loads: the same code, without the overlap.)
+    /// plain loads: the same code, without the overlap.) On sm_90 the
+    /// 4-byte types ([`super::rows_bulk`]) and the tensor form take each
+    /// tile by one bulk copy instead, issued by thread 0 onto the slot's
+    /// barrier object, and thread 0 loads the tile after next into the L2.
     ///
     /// # Safety
     /// The arguments as the module docs give; dynamic shared memory of
@@ -799,28 +846,35 @@ pub(in crate::conv) mod kernels {
         // written there (the slot holds one chunk more than a tile's
         // inputs fill, and they fill ⌈left / V⌉ chunks fewer).
         let room = |c: Cursor| if TC > 0 && c.tile == 0 { a.left.div_ceil(S::V) } else { 0 };
-        // The tensor form's barrier objects on sm_90, one per staging slot
-        // (after the fragment table and the draw word).
+        // The word through which thread 0 passes the work counter's draws
+        // (after the staging ring, and the tensor form's fragment table).
+        let table_bytes = if TC > 0 { super::super::batch_tensor::RT_TABLE_BYTES as u32 } else { 0 };
+        let draw = staging + stages as u32 * stage_bytes + table_bytes;
+        // The slots' barrier objects on sm_90, one per staging slot, after
+        // the draw word (rows_shared_bytes, rows_tc_shared_bytes).
         #[cfg(target_feature = "sm_90")]
-        let bars = staging
-            + stages as u32 * stage_bytes
-            + (super::super::batch_tensor::RT_TABLE_BYTES + super::ROWS_DRAW_BYTES) as u32;
-        // Whether the tensor form copies by bulk copies (sm_90): tile `i`
-        // of the block (counted over all its runs) then lands in slot
-        // i mod 2 as phase ⌊i / 2⌋ of the slot's barrier, and a run issues
-        // no copy past its last tile.
+        let bars = draw + super::ROWS_DRAW_BYTES as u32;
+        // Whether the tiles arrive by bulk copies (sm_90; the tensor form
+        // and the 4-byte FMA kernels): tile `i` of the block (counted over
+        // all its runs) then lands in slot i mod stages as phase
+        // ⌊i / stages⌋ of the slot's barrier, and a run issues no copy past
+        // its last tile.
         const BULK: bool = cfg!(target_feature = "sm_90");
-        let bulk = TC > 0 && BULK;
+        let bulk = BULK && (TC > 0 || super::rows_bulk(size));
         // Starts a tile's copies into slot `slot` (one commit group per
-        // call, empty when there is nothing to copy; on sm_90 the tensor
-        // form's one barrier phase).
+        // call, empty when there is nothing to copy; with bulk copies the
+        // slot barrier's one phase, and nothing for a tile past the run).
         let issue = |slot: usize, c: Cursor, end: usize| {
-            let (c0, c1) = chunks(c, end);
-            // The tensor form on sm_90: thread 0 copies the tile's chunks
+            // With bulk copies (sm_90), thread 0 copies the tile's chunks
             // with one bulk copy on the slot's barrier (or only arrives,
-            // with nothing to copy), one phase per call.
+            // with nothing to copy), one phase per call; none past the
+            // run's end, whose phase would never be waited for.
             #[cfg(target_feature = "sm_90")]
-            if TC > 0 {
+            if bulk {
+                if c.b >= end {
+                    return;
+                }
+                let (c0, c1) = chunks(c, end);
                 if t == 0 {
                     let bar = bars + pipeline::bulk::BARRIER_BYTES * slot as u32;
                     if c0 < c1 {
@@ -843,6 +897,7 @@ pub(in crate::conv) mod kernels {
                 }
                 return;
             }
+            let (c0, c1) = chunks(c, end);
             if c0 < c1 {
                 // SAFETY: row < signals.
                 let line = unsafe { a.input.add(c.row * a.in_pitch) };
@@ -900,20 +955,56 @@ pub(in crate::conv) mod kernels {
             }
         }
         #[cfg(target_feature = "sm_90")]
-        if TC > 0 {
+        if bulk {
             if t == 0 {
                 for k in 0..stages as u32 {
                     // SAFETY: the barriers after the draw word
-                    // (rows_tc_shared_bytes), 8-byte aligned; used only
-                    // after the block barrier below.
+                    // (rows_shared_bytes, rows_tc_shared_bytes), 8-byte
+                    // aligned; used only after the block barrier below.
                     unsafe { pipeline::bulk::init(bars + pipeline::bulk::BARRIER_BYTES * k) };
                 }
+                pipeline::bulk::fence_init();
             }
-            // The zeros above before the bulk copies into the slots.
+            // The tensor form's zeros above before the bulk copies into
+            // the slots.
             pipeline::bulk::fence_writes();
         }
+        // With bulk copies, thread 0 also starts loading the tile after `c`
+        // into the L2 when it issues `c`'s copy: that tile's copy, issued a
+        // tile later, then waits on the L2 instead of DRAM (a tile more in
+        // flight per block for no shared memory).
+        #[cfg(target_feature = "sm_90")]
+        let prefetch_after = |c: Cursor, end: usize| {
+            if bulk && t == 0 && c.b < end {
+                let after = advance(c);
+                let (c0, c1) = chunks(after, end);
+                if c0 < c1 {
+                    // SAFETY: chunks c0 .. c1 of the tile's row, in the
+                    // row, 16-byte aligned (`chunks`).
+                    unsafe {
+                        pipeline::bulk::prefetch_l2(
+                            a.input.add(after.row * a.in_pitch + c0 * S::V).cast(),
+                            16 * (c1 - c0) as u32,
+                        )
+                    };
+                }
+            }
+        };
+        // With bulk copies, waits for the block's tile `i`.
+        #[cfg(target_feature = "sm_90")]
+        let wait_bulk = |i: usize| {
+            // SAFETY: the barrier of slot i mod stages, initialized, whose
+            // phase ⌊i / stages⌋ (tile i's, issued) is its current or last
+            // completed one: every earlier phase was waited for.
+            unsafe {
+                pipeline::bulk::wait_parity(
+                    bars + pipeline::bulk::BARRIER_BYTES * (i % stages) as u32,
+                    (i / stages % 2) as u32,
+                )
+            }
+        };
         #[cfg(target_feature = "sm_80")]
-        if tensor || cfg!(target_feature = "sm_90") && TC > 0 {
+        if tensor || bulk {
             // SAFETY: block-uniform (the flag is the launch's); the zeros
             // are stored, and the barriers initialized, before any copy.
             unsafe { sync_threads() };
@@ -930,24 +1021,27 @@ pub(in crate::conv) mod kernels {
             // `ahead`: the tile stages − 1 steps ahead of `cur`.
             let mut ahead = first;
             for k in 0..stages - 1 {
-                // (With bulk copies, none for an empty run: its phase would
-                // never be waited for.)
-                if !bulk || ahead.b < end {
-                    issue((i + k) % stages, ahead, end);
-                }
+                issue((i + k) % stages, ahead, end);
                 ahead = advance(ahead);
             }
             let mut cur = first;
             while cur.b < end {
                 if TC == 0 {
                     issue((i + stages - 1) % stages, ahead, end);
+                    #[cfg(target_feature = "sm_90")]
+                    prefetch_after(ahead, end);
                     ahead = advance(ahead);
-                    // This thread's copies of tile b have landed once at most
-                    // stages − 1 newer groups are pending.
-                    match stages {
-                        2 => pipeline::wait_group::<1>(),
-                        3 => pipeline::wait_group::<2>(),
-                        _ => pipeline::wait_group::<3>(),
+                    if bulk {
+                        #[cfg(target_feature = "sm_90")]
+                        wait_bulk(i);
+                    } else {
+                        // This thread's copies of tile b have landed once at
+                        // most stages − 1 newer groups are pending.
+                        match stages {
+                            2 => pipeline::wait_group::<1>(),
+                            3 => pipeline::wait_group::<2>(),
+                            _ => pipeline::wait_group::<3>(),
+                        }
                     }
                     // SAFETY: reached by every thread (the loop and every
                     // branch below are block-uniform); after it, every
@@ -962,43 +1056,18 @@ pub(in crate::conv) mod kernels {
                     const { assert!(super::super::batch_tensor::RT_STAGES == 2) };
                     #[cfg(not(target_feature = "sm_90"))]
                     pipeline::wait_group::<0>();
-                    // SAFETY: the barrier of slot i mod 2, initialized, whose
-                    // phase ⌊i / 2⌋ (tile i's) is its current or last
-                    // completed one: every earlier phase was waited for.
                     #[cfg(target_feature = "sm_90")]
-                    unsafe {
-                        pipeline::bulk::wait_parity(
-                            bars + pipeline::bulk::BARRIER_BYTES * (i % 2) as u32,
-                            (i / 2 % 2) as u32,
-                        )
-                    };
-                    // SAFETY: as above.
+                    wait_bulk(i);
+                    // SAFETY: as the FMA form's barrier above: reached by
+                    // every thread; after it, tile b has landed for all and
+                    // the previous tile's reads are done.
                     unsafe { sync_threads() };
                     // With two stages the tile ahead is the next one: no
                     // second cursor to keep in registers.
                     let next = advance(cur);
-                    if !bulk || next.b < end {
-                        issue((i + 1) % 2, next, end);
-                    }
-                    // With bulk copies, thread 0 also starts loading the
-                    // tile after it into the L2: its copy, issued a tile
-                    // later, then waits on the L2 instead of DRAM (two tiles
-                    // in flight per block for the shared memory of one).
+                    issue((i + 1) % 2, next, end);
                     #[cfg(target_feature = "sm_90")]
-                    if t == 0 && next.b < end {
-                        let after = advance(next);
-                        let (c0, c1) = chunks(after, end);
-                        if c0 < c1 {
-                            // SAFETY: chunks c0 .. c1 of the tile's row, in
-                            // the row, 16-byte aligned (`chunks`).
-                            unsafe {
-                                pipeline::bulk::prefetch_l2(
-                                    a.input.add(after.row * a.in_pitch + c0 * S::V).cast(),
-                                    16 * (c1 - c0) as u32,
-                                )
-                            };
-                        }
-                    }
+                    prefetch_after(next, end);
                 }
                 let (row, tile_start) = (cur.row, cur.tile * tile);
                 let origin = tile_start as isize - left;
@@ -1348,8 +1417,7 @@ pub(in crate::conv) mod kernels {
             // The next run: thread 0 draws it and passes it on through shared
             // memory (one word after the fragment table; the next draw writes
             // it after the barriers of at least one more tile).
-            let table_bytes = if TC > 0 { super::super::batch_tensor::RT_TABLE_BYTES as u32 } else { 0 };
-            let at = staging + stages as u32 * stage_bytes + table_bytes;
+            let at = draw;
             if t == 0 {
                 // SAFETY: drawn > 0: the host passes the counter's two words,
                 // which every block accesses atomically only.

@@ -171,24 +171,24 @@ pub mod bulk {
     pub const BARRIER_BYTES: u32 = 8;
 
     /// Initializes the barrier at shared-window address `bar` for one
-    /// arrival per phase, then makes the initialization visible to the
-    /// copy engine (`fence.mbarrier_init`).
+    /// arrival per phase.
     ///
     /// # Safety
     /// `bar` 8-byte aligned inside this block's shared memory, not in use;
-    /// one thread initializes it, and a block barrier follows before any
-    /// thread uses it.
+    /// one thread initializes it, then runs [`fence_init`], and a block
+    /// barrier follows before any thread uses it.
     #[inline(always)]
     pub unsafe fn init(bar: u32) {
         // SAFETY: the caller's contract.
-        unsafe {
-            asm!(
-                "mbarrier.init.shared::cta.b64 [{b}], 1;",
-                "fence.mbarrier_init.release.cluster;",
-                b = in(reg32) bar,
-                options(nostack, preserves_flags),
-            )
-        }
+        unsafe { asm!("mbarrier.init.shared::cta.b64 [{b}], 1;", b = in(reg32) bar, options(nostack, preserves_flags)) }
+    }
+
+    /// Makes this thread's earlier [`init`]s visible to the copy engine
+    /// (`fence.mbarrier_init`): once after the last of them.
+    #[inline(always)]
+    pub fn fence_init() {
+        // SAFETY: a fence; reads and writes nothing.
+        unsafe { asm!("fence.mbarrier_init.release.cluster;", options(nostack, preserves_flags)) }
     }
 
     /// Orders this thread's earlier generic-proxy writes to shared memory
