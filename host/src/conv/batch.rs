@@ -56,7 +56,8 @@ use cust::memory::DeviceCopy;
 
 pub use coalesce_kernels::conv::batch::{
     COLS_OUTPUTS, COLS_ROWS, COLS_X, COLS_Y, FLAG_TENSOR, FLAG_VECTOR, ROWS_DRAW_TILES, ROWS_FIXED_MAX, ROWS_GROUPS,
-    ROWS_OUTPUTS, ROWS_THREADS, cols_shared_elems, rows_draw, rows_drawn_tiles, rows_fixed_chunks, rows_shared_bytes,
+    ROWS_OUTPUTS, ROWS_THREADS, cols_shared_elems, rows_barrier_bytes, rows_bulk, rows_direct, rows_draw,
+    rows_drawn_tiles, rows_fixed_chunks, rows_fma_elems, rows_kernel_chunks, rows_lead, rows_shared_bytes,
     rows_shared_elems, rows_span, rows_stage_bytes, rows_stages, rows_tc_shared_bytes,
 };
 pub use coalesce_kernels::conv::batch_tensor::{RT_MAX_LEN, RT_MIN_TAPS, RT_TILE_SCALE, rt_max_steps, rt_steps};
@@ -627,6 +628,7 @@ impl<S: Sample> Filter1d<S> {
                         tiles(RT_TILE_SCALE),
                     )
                 } else {
+                    let chunks = rows_kernel_chunks(self.w, self.left, std::mem::size_of::<S>()).unwrap_or(0);
                     let kernel = kernel_name(S::NAME, Axis::Rows, chunks).expect("every type has rows kernels");
                     (kernel, (t, 1), rows_shared_bytes(t as usize, self.w, std::mem::size_of::<S>(), acc), tiles(1))
                 }

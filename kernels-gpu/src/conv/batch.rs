@@ -110,6 +110,67 @@ pub const fn rows_fixed_chunks(w: usize) -> Option<usize> {
     if w >= 1 && w <= ROWS_FIXED_MAX { Some(w.div_ceil(ROWS_OUTPUTS)) } else { None }
 }
 
+/// The fewest tap chunks with which the `f32` rows kernels compute whole
+/// tiles straight from their staging slot ([`rows_direct`]).
+pub const ROWS_DIRECT_MIN_CHUNKS: usize = 5;
+
+/// Whether the unrolled FMA rows kernel of `chunks` tap chunks
+/// (`conv1d_rows{chunks}_<type>`) for a storage type of `size` bytes
+/// computes whole tiles straight from their staging slot, with no pass
+/// that copies the tile into the accumulation type: the `f32` kernels of
+/// [`ROWS_DIRECT_MIN_CHUNKS`] chunks or more. A slot starts at the 16-byte
+/// chunk of the tile's first input, [`rows_lead`] elements before it, so
+/// these kernels keep their taps that many places later, after as many
+/// leading places that are skipped (never multiplied), and write the
+/// tiles they read singly (a row's ends) shifted the same way. A tile is
+/// then read from its slot until its sums end, so the next copy into
+/// that slot waits for the block's barrier: on an H200 that cost 1.5
+/// points at w = 7 and gained 4 at w = 31 (`results/h200/rows-direct-bulk/`).
+pub const fn rows_direct(size: usize, chunks: usize) -> bool {
+    size == 4 && chunks >= ROWS_DIRECT_MIN_CHUNKS
+}
+
+/// Elements between the start of a tile's first 16-byte chunk and its
+/// first input, for `left` taps left of centre: tiles start at multiples
+/// of 4 outputs, so the first input lies at `(−left) mod V` in its chunk
+/// (`V = 16 / size` elements), in every tile of every row.
+pub const fn rows_lead(left: usize, size: usize) -> usize {
+    let v = 16 / size;
+    (v - left % v) % v
+}
+
+/// The unrolled rows kernel (`conv1d_rows{c}_<type>`) that takes `w`
+/// taps, `left` of them left of centre, for a storage type of `size`
+/// bytes, if one does: `c` = ⌈w / 4⌉ ([`rows_fixed_chunks`]), except for
+/// `f32` when the taps shifted by [`rows_lead`] fill at least
+/// [`ROWS_DIRECT_MIN_CHUNKS`] chunks: then `c` is their chunk count, the
+/// kernel computes whole tiles from their slot ([`rows_direct`]), and
+/// more than 8 such chunks take the general kernel (`None`).
+pub const fn rows_kernel_chunks(w: usize, left: usize, size: usize) -> Option<usize> {
+    let Some(plain) = rows_fixed_chunks(w) else {
+        return None;
+    };
+    if size != 4 {
+        return Some(plain);
+    }
+    let shifted = (w + rows_lead(left, size)).div_ceil(ROWS_OUTPUTS);
+    if !rows_direct(size, shifted) {
+        Some(plain)
+    } else if shifted * ROWS_OUTPUTS <= ROWS_FIXED_MAX {
+        Some(shifted)
+    } else {
+        None
+    }
+}
+
+/// Shared-memory elements (of the accumulation type) of an FMA rows
+/// kernel for a storage type of `size` bytes: [`rows_shared_elems`], and
+/// for `f32` (whose direct kernels, [`rows_direct`], write a tile and
+/// their taps shifted) two chunks more.
+pub const fn rows_fma_elems(threads: usize, w: usize, size: usize) -> usize {
+    rows_shared_elems(threads, w) + if size == 4 { 2 * ROWS_OUTPUTS } else { 0 }
+}
+
 /// Elements of the rows kernels' input tile at `threads` per block, mask
 /// width `w`: the outputs plus the halo rounded up to whole 4-tap chunks.
 pub const fn rows_span(threads: usize, w: usize) -> usize {
@@ -221,10 +282,10 @@ pub const fn rows_barrier_bytes(size: usize) -> usize {
 }
 
 /// Dynamic shared memory of a rows kernel, bytes: the tile and taps
-/// ([`rows_shared_elems`] of `acc` bytes each), the staging ring, the
+/// ([`rows_fma_elems`] of `acc` bytes each), the staging ring, the
 /// work counter's draw, then the slots' barriers ([`rows_barrier_bytes`]).
 pub const fn rows_shared_bytes(threads: usize, w: usize, size: usize, acc: usize) -> usize {
-    rows_shared_elems(threads, w) * acc
+    rows_fma_elems(threads, w, size) * acc
         + rows_stages(size) * rows_stage_bytes(threads, w, size)
         + ROWS_DRAW_BYTES
         + rows_barrier_bytes(size)
@@ -266,6 +327,42 @@ pub struct Bf16(pub u16);
 mod tests {
     use super::*;
 
+    /// A tile's first input lies `(−left) mod V` elements into its first
+    /// chunk; the `f32` kernels whose shifted taps fill 5 to 8 chunks
+    /// compute from their slots and are named by those chunks, wider ones
+    /// take the general kernel, and every other kernel is named by
+    /// ⌈w / 4⌉. Every kernel's taps fit the region `rows_fma_elems` gives.
+    #[test]
+    fn direct_kernels_take_the_shifted_taps() {
+        assert_eq!([15, 3, 10, 16, 17].map(|left| rows_lead(left, 4)), [1, 1, 2, 0, 3]);
+        assert_eq!(rows_lead(3, 2), 5);
+        assert_eq!(rows_lead(5, 1), 11);
+        let f32_cases = [(31, 15, Some(8)), (7, 3, Some(2)), (20, 10, Some(6)), (12, 6, Some(3)), (16, 7, Some(5))];
+        for (w, left, want) in
+            f32_cases.into_iter().chain([(32, 16, Some(8)), (32, 17, None), (0, 0, None), (33, 16, None)])
+        {
+            assert_eq!(rows_kernel_chunks(w, left, 4), want, "w = {w}, left = {left}");
+        }
+        assert_eq!(rows_kernel_chunks(31, 15, 2), Some(8));
+        assert_eq!(rows_kernel_chunks(32, 17, 8), Some(8));
+        for size in [1, 2, 4, 8] {
+            for w in 1..=40 {
+                for left in 0..w + 4 {
+                    let Some(c) = rows_kernel_chunks(w, left, size) else {
+                        assert!(w > ROWS_FIXED_MAX || size == 4 && w + rows_lead(left, 4) > ROWS_FIXED_MAX);
+                        continue;
+                    };
+                    let places = if rows_direct(size, c) { w + rows_lead(left, size) } else { w };
+                    assert_eq!(c, places.div_ceil(ROWS_OUTPUTS), "size {size}, w = {w}, left = {left}");
+                    assert!(c <= 8);
+                    let room = rows_fma_elems(ROWS_THREADS, w, size) - rows_span(ROWS_THREADS, w);
+                    let tile_extra = if rows_direct(size, c) { ROWS_OUTPUTS } else { 0 };
+                    assert!(tile_extra + ROWS_OUTPUTS * c <= room, "size {size}, w = {w}, left = {left}");
+                }
+            }
+        }
+    }
+
     /// The FMA kernels that copy by bulk copies ([`rows_bulk`]: the 4-byte
     /// types) end their shared memory with one 8-byte-aligned barrier per
     /// staging slot after the draw word (the kernel's `bars`), which costs
@@ -280,7 +377,7 @@ mod tests {
         }
         let blocks = |bytes: usize| (228 * 1024 / (bytes + 1024)).min(2048 / ROWS_THREADS);
         for w in 1..=255 {
-            let before = rows_shared_elems(ROWS_THREADS, w) * 4
+            let before = rows_fma_elems(ROWS_THREADS, w, 4) * 4
                 + rows_stages(4) * rows_stage_bytes(ROWS_THREADS, w, 4)
                 + ROWS_DRAW_BYTES;
             assert_eq!(before % 8, 0, "w = {w}");
@@ -721,16 +818,34 @@ pub(in crate::conv) mod kernels {
     /// # Safety
     /// The arguments as the module docs give; dynamic shared memory of
     /// [`super::rows_shared_bytes`] bytes.
+    // The tap loop's tests compare the unrolled loops' constants (`C`,
+    // `JJ`), zero in the first round: they fold away where they hold.
+    #[allow(clippy::absurd_extreme_comparisons)]
     #[inline(always)]
     pub(super) unsafe fn rows<S: Storage, const CH: usize, const TC: usize>(a: Args<S>) {
         const R: usize = ROWS_OUTPUTS;
         const { assert!(CH <= 8) };
         let w = a.w;
-        if CH > 0 && w.div_ceil(R) != CH {
+        let size = core::mem::size_of::<S>();
+        let chunks_ok =
+            if TC > 0 { w.div_ceil(R) == CH } else { super::rows_kernel_chunks(w, a.left, size) == Some(CH) };
+        if CH > 0 && !chunks_ok {
             // Not this kernel's width (the host never launches it so).
             return;
         }
-        let size = core::mem::size_of::<S>();
+        // Whether whole tiles are computed straight from their staging
+        // slot (super::rows_direct): the slot holds the tile's inputs from
+        // `lead` elements before its first, so the taps sit at `taps_at`
+        // after `lead` skipped places, and the tiles written into the
+        // tile region are written `lead` places in.
+        let direct = TC == 0 && super::rows_direct(size, CH);
+        const {
+            assert!(
+                !(TC == 0 && super::rows_direct(core::mem::size_of::<S>(), CH))
+                    || core::mem::size_of::<S::Acc>() == core::mem::size_of::<S>()
+            )
+        };
+        let lead = if direct { super::rows_lead(a.left, size) } else { 0 };
         // The block (ROWS_THREADS) as a constant in the f32 and f64 FMA
         // kernels: their loops over a tile then run at immediate offsets.
         // The others read it from its special register: they spill with
@@ -754,7 +869,15 @@ pub(in crate::conv) mod kernels {
         // SAFETY: the host sizes the dynamic window (rows_shared_bytes);
         // it is 16-byte aligned.
         let s: Shared<S::Acc> = unsafe { dynamic() };
-        let staging = s.addr_of(super::rows_shared_elems(threads * scale, w));
+        let staging = s.addr_of(if TC > 0 {
+            super::rows_shared_elems(threads * scale, w)
+        } else {
+            super::rows_fma_elems(threads, w, size)
+        });
+        // The taps' first place (after the tile region, a chunk longer in
+        // the direct kernels), and the places they fill: `lead` skipped
+        // ones, then the w taps.
+        let (taps_at, places) = if direct { (span + R, w + lead) } else { (span, w) };
         let stage_bytes = super::rows_stage_bytes(threads * scale, w, size) as u32;
         let vector = a.flags & FLAG_VECTOR != 0;
         let per_row = n.div_ceil(tile);
@@ -1026,7 +1149,28 @@ pub(in crate::conv) mod kernels {
             }
             let mut cur = first;
             while cur.b < end {
-                if TC == 0 {
+                if direct {
+                    // The direct kernels read tile b from its slot until
+                    // the end of this pass: the next copy (into the
+                    // previous tile's slot, stages = 2) starts after the
+                    // barrier that ends the previous tile's reads, so tile
+                    // b's copy is the only one pending here.
+                    const { assert!(super::rows_stages(4) == 2) };
+                    if bulk {
+                        #[cfg(target_feature = "sm_90")]
+                        wait_bulk(i);
+                    } else {
+                        pipeline::wait_group::<0>();
+                    }
+                    // SAFETY: reached by every thread (the loop and every
+                    // branch below are block-uniform); after it, tile b has
+                    // landed for all and the previous tile's reads are done.
+                    unsafe { sync_threads() };
+                    issue((i + 1) % 2, ahead, end);
+                    #[cfg(target_feature = "sm_90")]
+                    prefetch_after(ahead, end);
+                    ahead = advance(ahead);
+                } else if TC == 0 {
                     issue((i + stages - 1) % stages, ahead, end);
                     #[cfg(target_feature = "sm_90")]
                     prefetch_after(ahead, end);
@@ -1078,9 +1222,16 @@ pub(in crate::conv) mod kernels {
                     // The taps follow the tile, zero-padded to whole chunks
                     // (the padding is never multiplied).
                     let mut k = t;
-                    while k < R * w.div_ceil(R) {
-                        // SAFETY: k < w is a tap; the region holds the padded taps.
-                        unsafe { s.write(span + k, if k < w { *mp.add(k) } else { S::Acc::ZERO }) };
+                    while k < R * places.div_ceil(R) {
+                        let tap = if k >= lead && k < places {
+                            // SAFETY: k − lead < w is a tap.
+                            unsafe { *mp.add(k - lead) }
+                        } else {
+                            S::Acc::ZERO
+                        };
+                        // SAFETY: the region holds the padded places
+                        // (rows_fma_elems).
+                        unsafe { s.write(taps_at + k, tap) };
                         k += threads;
                     }
                     #[cfg(target_feature = "sm_80")]
@@ -1099,6 +1250,12 @@ pub(in crate::conv) mod kernels {
                         }
                         // SAFETY: block-uniform (row is); the table is complete
                         // after it.
+                        unsafe { sync_threads() };
+                    }
+                    if direct {
+                        // SAFETY: block-uniform (row is); the taps are
+                        // complete after it (a tile read from its slot has
+                        // no barrier of its own before its sums).
                         unsafe { sync_threads() };
                     }
                     current = row;
@@ -1211,8 +1368,15 @@ pub(in crate::conv) mod kernels {
                     }
                     done = true;
                 }
-                if done {
-                    // Stored by the tensor form.
+                // The direct kernels compute a whole tile from its slot.
+                let from_slot = direct && whole;
+                // Where the tiles read singly go (`lead` places in, in the
+                // direct kernels).
+                // SAFETY: inside the tile region (rows_fma_elems: a chunk
+                // more in the direct kernels), aligned for S::Acc.
+                let sd: Shared<S::Acc> = unsafe { Shared::from_addr(s.addr_of(lead)) };
+                if done || from_slot {
+                    // Stored by the tensor form, or read from the slot.
                 } else if whole {
                     // One element per thread at a time, neighbours on
                     // neighbouring banks in both the slot and the tile (a
@@ -1274,12 +1438,12 @@ pub(in crate::conv) mod kernels {
                     let copied = |k: usize| {
                         // SAFETY: k0 ≤ k < k1 (the callers): an element of the
                         // copied chunks, landed; k < span.
-                        unsafe { s.write(k, S::ld_shared((from + (k * size) as isize) as u32).widen()) };
+                        unsafe { sd.write(k, S::ld_shared((from + (k * size) as isize) as u32).widen()) };
                     };
                     // A ghost cell or the row's partial last chunk.
                     let single = |k: usize| {
                         // SAFETY: fetch maps any position into the row; k < span.
-                        unsafe { s.write(k, fetch(line, 1, n, origin + k as isize, a.mode, a.cval)) };
+                        unsafe { sd.write(k, fetch(line, 1, n, origin + k as isize, a.mode, a.cval)) };
                     };
                     let mut k = t;
                     if TC == 0 && size == 2 {
@@ -1314,20 +1478,20 @@ pub(in crate::conv) mod kernels {
                     let mut k = t;
                     while k < span {
                         // SAFETY: o + k < n.
-                        unsafe { s.write(k, (*line.add(o + k)).widen()) };
+                        unsafe { sd.write(k, (*line.add(o + k)).widen()) };
                         k += threads;
                     }
                 } else {
                     let mut k = t;
                     while k < span {
                         // SAFETY: fetch maps any position into the row.
-                        unsafe { s.write(k, fetch(line, 1, n, origin + k as isize, a.mode, a.cval)) };
+                        unsafe { sd.write(k, fetch(line, 1, n, origin + k as isize, a.mode, a.cval)) };
                         k += threads;
                     }
                 }
-                if !done {
-                    // SAFETY: as above (done is block-uniform); the tile is
-                    // complete after it.
+                if !done && !from_slot {
+                    // SAFETY: as above (done and whole are block-uniform);
+                    // the tile is complete after it.
                     unsafe { sync_threads() };
                 }
                 // Group g's outputs: R · (t + g · threads) onwards, so each
@@ -1339,18 +1503,29 @@ pub(in crate::conv) mod kernels {
                     let o = tile_start + base;
                     if o < n {
                         let mut acc = [S::Acc::ZERO; R];
+                        // The tile's elements from `lead` places before its
+                        // first input: its slot (16-byte aligned), or the
+                        // tile region.
+                        // SAFETY: the slot of tile b (from_slot: whole, so
+                        // its inputs are copied there, landed).
+                        let xs = if from_slot { unsafe { Shared::<S::Acc>::from_addr(src) } } else { s };
                         // SAFETY: base + R ≤ span; base is a multiple of 4.
-                        let mut lo = unsafe { S::Acc::read4(s, base) };
+                        let mut lo = unsafe { S::Acc::read4(xs, base) };
                         if CH > 0 {
-                            let last = w - R * (CH - 1);
+                            let last = places - R * (CH - 1);
                             unroll!(const C in [0, 1, 2, 3, 4, 5, 6, 7] below CH => {
-                                // SAFETY: base + (C + 1)·R + R ≤ tile + R·CH = span.
-                                let hi = unsafe { S::Acc::read4(s, base + (C + 1) * R) };
-                                // SAFETY: span + C·R + R ≤ span + R·CH, the taps.
-                                let taps = unsafe { S::Acc::read4(s, span + C * R) };
+                                // SAFETY: base + (C + 1)·R + R ≤ tile + R·CH,
+                                // at most span, or span + R in the direct
+                                // kernels (their tile region, and within the
+                                // slot's chunk after the tile's inputs).
+                                let hi = unsafe { S::Acc::read4(xs, base + (C + 1) * R) };
+                                // SAFETY: taps_at + C·R + R ≤ taps_at + R·CH, the taps.
+                                let taps = unsafe { S::Acc::read4(s, taps_at + C * R) };
                                 let x = [lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]];
                                 unroll!(const JJ in [0, 1, 2, 3] below R => {
-                                    if C + 1 < CH || JJ < last {
+                                    // Places before `lead` and past the taps
+                                    // are skipped, not multiplied by zero.
+                                    if (C > 0 || JJ >= lead) && (C + 1 < CH || JJ < last) {
                                         let tap = taps[JJ];
                                         unroll!(r in [0, 1, 2, 3] below R => {
                                             acc[r] = S::Acc::fma(x[r + JJ], tap, acc[r]);
