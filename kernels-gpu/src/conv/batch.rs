@@ -139,6 +139,23 @@ pub const fn rows_lead(left: usize, size: usize) -> usize {
     (v - left % v) % v
 }
 
+/// Whether the rows kernels' tile that starts at output `start` of its row
+/// has all of its `span` inputs (from `start − left`) in the row's whole
+/// `v`-element chunks, of `n` elements: tested in 32-bit arithmetic, for
+/// `n` and `start` below 2³⁰ and `left`, `span` below 2²⁰ (the kernels'
+/// general test of a tile's chunks takes about 45 instructions in 64 bits).
+pub const fn rows_interior(start: u32, left: u32, span: u32, n: u32, v: u32) -> bool {
+    start >= left && start - left + span <= n / v * v
+}
+
+/// The skip tests of the unrolled rows kernels' first and last tap chunks
+/// as bits: bit `j` (`j` < 4) when place `j` of the first chunk holds a
+/// tap (`j ≥ lead`), bit `4 + j` when place `j` of the last does
+/// (`j < last`, `last` in `1..=4`).
+pub const fn rows_keep_bits(lead: u32, last: u32) -> u32 {
+    ((0xf << lead) & 0xf) | (((1 << last) - 1) << 4)
+}
+
 /// The unrolled rows kernel (`conv1d_rows{c}_<type>`) that takes `w`
 /// taps, `left` of them left of centre, for a storage type of `size`
 /// bytes, if one does: `c` = ⌈w / 4⌉ ([`rows_fixed_chunks`]), except for
@@ -363,6 +380,41 @@ mod tests {
         }
     }
 
+    /// The 32-bit interior test agrees with the general one (a tile's
+    /// chunks wholly in the row: `chunks`, then `whole`, in 64 bits), and
+    /// the skip bits with the comparisons they replace.
+    #[test]
+    fn interior_tiles_and_skip_bits() {
+        for v in [4usize, 8, 16] {
+            for n in 0..150usize {
+                for left in 0..40usize {
+                    for span in [8usize, 12, 36, 44] {
+                        for start in (0..n + 40).step_by(4) {
+                            let origin = start as isize - left as isize;
+                            let lo = if origin < 0 { 0 } else { origin as usize / v };
+                            let stop = origin + span as isize;
+                            let hi = if stop <= 0 { 0 } else { (stop as usize).div_ceil(v).min(n / v) };
+                            let (c0, c1) = if lo < hi { (lo, hi) } else { (0, 0) };
+                            let whole = origin >= 0 && c0 == origin as usize / v && c1 * v >= origin as usize + span;
+                            let got = rows_interior(start as u32, left as u32, span as u32, n as u32, v as u32);
+                            assert_eq!(got, whole, "v {v}, n {n}, left {left}, span {span}, start {start}");
+                        }
+                    }
+                }
+            }
+        }
+        for lead in 0..4u32 {
+            for last in 1..=4u32 {
+                let bits = rows_keep_bits(lead, last);
+                for j in 0..4u32 {
+                    assert_eq!(bits & 1 << j != 0, j >= lead, "lead {lead}, j {j}");
+                    assert_eq!(bits & 1 << (4 + j) != 0, j < last, "last {last}, j {j}");
+                }
+                assert_eq!(bits >> 8, 0);
+            }
+        }
+    }
+
     /// The FMA kernels that copy by bulk copies ([`rows_bulk`]: the 4-byte
     /// types) end their shared memory with one 8-byte-aligned barrier per
     /// staging slot after the draw word (the kernel's `bars`), which costs
@@ -463,7 +515,7 @@ pub(in crate::conv) mod kernels {
     #[cfg(target_feature = "sm_80")]
     use crate::conv::batch_tensor::kernels as tc;
     use crate::conv::boundary::map_index;
-    use crate::conv::elem::{ConvElem, unroll};
+    use crate::conv::elem::{ConvElem, opaque, unroll};
     use crate::dev::index::{block_dim_x, block_idx_x, grid_dim_x, thread_idx_x, thread_idx_y};
     use crate::dev::pipeline;
     #[cfg(target_feature = "sm_80")]
@@ -1262,13 +1314,20 @@ pub(in crate::conv) mod kernels {
                 }
                 // SAFETY: row < signals.
                 let line = unsafe { a.input.add(row * a.in_pitch) };
-                // The tensor form's interior tiles (all of their inputs in
-                // the row's whole chunks, in 32-bit arithmetic as in
-                // `chunks`) skip the general test.
-                let interior = TC > 0 && vector && {
-                    let o = cur.tile as u32 * tile as u32;
-                    o >= left as u32 && o - left as u32 + span as u32 <= n as u32 / S::V as u32 * S::V as u32
-                };
+                // Interior tiles (all of their inputs in the row's whole
+                // chunks), tested in 32-bit arithmetic as in `chunks`: those
+                // of the tensor form, and of the direct kernels on rows
+                // shorter than 2^30, skip the general test (in 64 bits, about
+                // 45 instructions per tile).
+                let interior = (TC > 0 || direct && n < 1 << 30)
+                    && vector
+                    && super::rows_interior(
+                        cur.tile as u32 * tile as u32,
+                        left as u32,
+                        span as u32,
+                        n as u32,
+                        S::V as u32,
+                    );
                 let (c0, c1) = if interior {
                     (origin as usize / S::V, (origin as usize + span).div_ceil(S::V))
                 } else {
@@ -1507,6 +1566,13 @@ pub(in crate::conv) mod kernels {
                 // and 3 points of the floor on an H200.
                 let lim = (n - tile_start).min(tile) as u32;
                 let (lead32, last32) = (lead as u32, (places + R - R * CH.max(1)) as u32);
+                // The places' tests as bits (rows_keep_bits), through a move
+                // the compiler cannot see through: ptxas then loads the
+                // group's predicates from one register (R2P), where from
+                // the comparisons it rebuilt each in every group (a uniform
+                // comparison and a predicate move: 27 → 22 instructions
+                // per group besides the FMAs and shared loads at w = 31).
+                let keep = opaque(super::rows_keep_bits(lead32, last32) as usize) as u32;
                 for g in 0..fma_groups {
                     let base = R * (t + g as usize * threads);
                     let o = tile_start + base;
@@ -1534,7 +1600,9 @@ pub(in crate::conv) mod kernels {
                                 unroll!(const JJ in [0, 1, 2, 3] below R => {
                                     // Places before `lead` and past the taps
                                     // are skipped, not multiplied by zero.
-                                    if (C > 0 || JJ as u32 >= lead32) && (C + 1 < CH || (JJ as u32) < last32) {
+                                    if (C > 0 || !direct || keep & (1 << JJ) != 0)
+                                        && (C + 1 < CH || keep & (1 << (4 + JJ)) != 0)
+                                    {
                                         let tap = taps[JJ];
                                         unroll!(r in [0, 1, 2, 3] below R => {
                                             acc[r] = S::Acc::fma(x[r + JJ], tap, acc[r]);
