@@ -1572,7 +1572,8 @@ pub(in crate::conv) mod kernels {
                 // the comparisons it rebuilt each in every group (a uniform
                 // comparison and a predicate move: 27 → 22 instructions
                 // per group besides the FMAs and shared loads at w = 31).
-                let keep = opaque(super::rows_keep_bits(lead32, last32) as usize) as u32;
+                // The general kernel (CH = 0) has no such tests.
+                let keep = if CH > 0 { opaque(super::rows_keep_bits(lead32, last32) as usize) as u32 } else { 0 };
                 for g in 0..fma_groups {
                     let base = R * (t + g as usize * threads);
                     let o = tile_start + base;
