@@ -16,7 +16,8 @@
 mod common;
 
 use coalesce::conv::batch::{
-    Axis, BatchPlan, Filter1d, ROWS_FIXED_MAX, RT_MAX_LEN, RT_MIN_TAPS, Sample, Shape, left_for_origin,
+    Axis, BatchPlan, Filter1d, ROWS_FIXED_MAX, RT_MAX_LEN, RT_MIN_TAPS, Sample, Shape, left_for_origin, rt_half_last,
+    rt_max_steps,
 };
 use coalesce::conv::reference_batch::{filter1d, first_mismatch};
 use coalesce::conv::{Boundary, ConvElem, ConvOp};
@@ -266,8 +267,9 @@ fn large_batches_and_long_rows() {
 /// bf16 rows on the tensor cores (`conv1d_rows_tc{S}_bf16`): every width
 /// the form takes, both operations, every mode with `cval`, origins at
 /// both ends, one mask or one per row, rows of several tiles with ragged
-/// ends, dense and pitched. Each case must take the tensor form (the plan
-/// says so) and match the reference at the FMA kernels' bound.
+/// ends, dense and pitched, the last step whole and halved
+/// (`rt_half_last`). Each case must take the tensor form (the plan says
+/// so) and match the reference at the FMA kernels' bound.
 #[test]
 fn bf16_tensor_cores_every_width_mode_and_origin() {
     let gpu = gpu_or_skip!();
@@ -310,6 +312,37 @@ fn bf16_tensor_cores_every_width_mode_and_origin() {
             assert!(plan.kernel.starts_with("conv1d_rows_tc"), "{}", plan.kernel);
         }
     }
+    // The origins above put every 3-step mask on the half last step
+    // (rt_half_last); these keep the full one: from 27 taps on, origins
+    // whose lead leaves taps in the last step's second half.
+    let mut full = 0;
+    for w in 25..=ROWS_FIXED_MAX {
+        assert_eq!(rt_max_steps(w.div_ceil(4)), 3, "w = {w}");
+        for op in ConvOp::ALL {
+            let lo = -((w / 2) as isize);
+            let Some(origin) =
+                (lo..=((w - 1) / 2) as isize).rev().find(|&o| !rt_half_last(3, w, left_for_origin(w, o, op).unwrap()))
+            else {
+                assert!(w < 27, "w = {w}: no origin keeps the full last step");
+                continue;
+            };
+            let case = Case {
+                shape: shapes[w % 3],
+                axis: Axis::Rows,
+                w,
+                per_signal: w % 2 == 0,
+                op,
+                mode: Boundary::ALL[w % 5],
+                cval: -1.0 / 3.0,
+                origin,
+                offset: 0,
+            };
+            let plan = run_case_with::<bf16>(&gpu, &mut rng, seed, case, true, common::sample);
+            assert_eq!(plan.kernel, "conv1d_rows_tc3_bf16", "{case:?}");
+            full += 1;
+        }
+    }
+    assert!(full >= 12, "{full} cases of the full last step");
     // Off by request, misaligned (an offset, rows of a length that is not a
     // multiple of 8), too narrow or too wide: the FMA kernels.
     let base = Case {

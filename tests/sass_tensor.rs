@@ -86,7 +86,9 @@ fn tensor_kernels_run_hmma_from_registers() {
 
 /// The batched rows kernels' bf16 tensor form (`conv1d_rows_tc{S}_bf16`):
 /// per pair of groups and step, three `HMMA.16816.F32.BF16` for each group
-/// (the taps' three parts); `A` by `ldmatrix` at 3 steps and by 32-bit
+/// (the taps' three parts), and from 2 steps on the half last step's
+/// three `HMMA.1688.F32.BF16` per group (`FLAG_HALF_STEP`; at 3 steps its
+/// `A` by `ldmatrix.x2`); `A` by `ldmatrix` at 3 steps and by 32-bit
 /// shared loads below; inputs by `cp.async` on sm_80, and on sm_90 by bulk
 /// copies (`UBLKCP`, no `LDGSTS`) on barrier objects (`SYNCS` arrivals and
 /// phase waits) with an L2 prefetch of the tile after next (`UBLKPF`); the
@@ -101,6 +103,12 @@ fn bf16_rows_tensor_form_runs_hmma() {
             let o = ops(&c, &k);
             let hmma = count(&o, "HMMA.16816.F32.BF16");
             assert!(hmma >= 6 * steps, "sm_{} {k}: {hmma} HMMA, want at least {}", c.arch, 6 * steps);
+            let (half, ldsm2) = (count(&o, "HMMA.1688.F32.BF16"), count(&o, "LDSM.16.M88.2"));
+            match steps {
+                1 => assert_eq!((half, ldsm2), (0, 0), "sm_{} {k}: a half step in the 1-step kernel", c.arch),
+                2 => assert!(half >= 6 && ldsm2 == 0, "sm_{} {k}: {half} half-step HMMA, {ldsm2} LDSM.x2", c.arch),
+                _ => assert!(half >= 6 && ldsm2 >= 2, "sm_{} {k}: {half} half-step HMMA, {ldsm2} LDSM.x2", c.arch),
+            }
             if c.arch >= 90 {
                 let (copies, waits) = (count(&o, "UBLKCP.S.G"), count(&o, "SYNCS.PHASECHK.TRANS64"));
                 assert!(copies >= 1 && waits >= 1, "sm_{} {k}: {copies} bulk copies, {waits} barrier waits", c.arch);

@@ -55,12 +55,14 @@ use bytemuck::Pod;
 use cust::memory::DeviceCopy;
 
 pub use coalesce_kernels::conv::batch::{
-    COLS_OUTPUTS, COLS_ROWS, COLS_X, COLS_Y, FLAG_TENSOR, FLAG_VECTOR, ROWS_DRAW_TILES, ROWS_FIXED_MAX, ROWS_GROUPS,
-    ROWS_OUTPUTS, ROWS_THREADS, cols_shared_elems, rows_barrier_bytes, rows_bulk, rows_direct, rows_draw,
+    COLS_OUTPUTS, COLS_ROWS, COLS_X, COLS_Y, FLAG_HALF_STEP, FLAG_TENSOR, FLAG_VECTOR, ROWS_DRAW_TILES, ROWS_FIXED_MAX,
+    ROWS_GROUPS, ROWS_OUTPUTS, ROWS_THREADS, cols_shared_elems, rows_barrier_bytes, rows_bulk, rows_direct, rows_draw,
     rows_drawn_tiles, rows_fixed_chunks, rows_fma_elems, rows_kernel_chunks, rows_lead, rows_shared_bytes,
     rows_shared_elems, rows_span, rows_stage_bytes, rows_stages, rows_tc_shared_bytes,
 };
-pub use coalesce_kernels::conv::batch_tensor::{RT_MAX_LEN, RT_MIN_TAPS, RT_TILE_SCALE, rt_max_steps, rt_steps};
+pub use coalesce_kernels::conv::batch_tensor::{
+    RT_MAX_LEN, RT_MIN_TAPS, RT_TILE_SCALE, rt_half_last, rt_max_steps, rt_steps,
+};
 
 use super::{Boundary, ConvElem, ConvOp};
 use crate::error::{Error, Result};
@@ -715,7 +717,15 @@ impl<S: Sample> Filter1d<S> {
         let stride = if self.masks > 1 { self.w } else { 0 };
         let (w, left, mode) = (self.w as u32, self.left as u32, self.mode.raw());
         let cval = S::Acc::from_f64(self.cval);
-        let flags = if vector { FLAG_VECTOR } else { 0 } | if plan.tensor { FLAG_TENSOR } else { 0 };
+        // The tensor form's last step is a half one when the mask's band
+        // leaves its second half empty (rt_half_last).
+        let half = plan.tensor && {
+            let steps = rt_max_steps(rows_fixed_chunks(self.w).unwrap_or(0));
+            rt_half_last(steps, self.w, self.left)
+        };
+        let flags = if vector { FLAG_VECTOR } else { 0 }
+            | if plan.tensor { FLAG_TENSOR } else { 0 }
+            | if half { FLAG_HALF_STEP } else { 0 };
         // The work counter, when the launch draws tiles: held for the
         // launch, ordered after its earlier launches on other streams (a
         // write).

@@ -105,6 +105,12 @@ pub const FLAG_VECTOR: u32 = 1;
 /// [`FLAG_VECTOR`] only).
 pub const FLAG_TENSOR: u32 = 2;
 
+/// `flags` bit of `conv1d_rows_tc{S}_bf16` (with [`FLAG_TENSOR`]): the
+/// mask's band leaves the second half of the last step empty
+/// ([`rt_half_last`](super::batch_tensor::rt_half_last)), which the kernel
+/// then takes as one `mma.m16n8k8`.
+pub const FLAG_HALF_STEP: u32 = 4;
+
 /// The unrolled rows kernel's chunk count for a `w`-tap mask, if it has one.
 pub const fn rows_fixed_chunks(w: usize) -> Option<usize> {
     if w >= 1 && w <= ROWS_FIXED_MAX { Some(w.div_ceil(ROWS_OUTPUTS)) } else { None }
@@ -1119,6 +1125,8 @@ pub(in crate::conv) mod kernels {
         #[cfg(target_feature = "sm_80")]
         let (e, ldm) = (super::super::batch_tensor::rt_lead(TC, a.left), super::super::batch_tensor::rt_ldmatrix(TC));
         #[cfg(target_feature = "sm_80")]
+        let half = a.flags & super::FLAG_HALF_STEP != 0;
+        #[cfg(target_feature = "sm_80")]
         let table = staging + stages as u32 * stage_bytes;
         #[cfg(target_feature = "sm_80")]
         if tensor {
@@ -1393,7 +1401,7 @@ pub(in crate::conv) mod kernels {
                     // more chunks; block-uniform branch.
                     let bad = unsafe {
                         let out = a.output.add(row * a.out_pitch + tile_start).cast::<u32>();
-                        tc::tile::<TC>(x, out, groups, warp, warps, lane, table, ldm)
+                        tc::tile::<TC>(x, out, groups, warp, warps, lane, table, ldm, half)
                     };
                     // A warp with an infinite or NaN output computes its groups
                     // again with FMAs from the slot, in tap order (the FMA

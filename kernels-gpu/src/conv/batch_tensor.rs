@@ -18,7 +18,9 @@
 //! overlapping windows of the input, read straight from the staging slot
 //! the tile's inputs arrived in by `cp.async`) and `B[k][c] = m[k − e − c]`
 //! (16S × 8, a band of the taps, the same for every group of the signal):
-//! `S` = [`rt_max_steps`] `mma.m16n8k16` per group and part of the taps.
+//! `S` = [`rt_max_steps`] `mma.m16n8k16` per group and part of the taps,
+//! the last one an `mma.m16n8k8` on its first 8 inputs when the band
+//! leaves the other 8 empty ([`rt_half_last`]).
 //! Each lane's `A` registers are four 32-bit shared loads (32 neighbouring
 //! words across the warp, conflict-free) or, for masks of 25 to 32 taps,
 //! one `ldmatrix.x4` (8 rows of 16 bytes per phase, 128 contiguous bytes);
@@ -107,6 +109,18 @@ pub const fn rt_steps(w: usize, steps: usize, left: usize) -> usize {
     (w + rt_lead(steps, left) + 7).div_ceil(16)
 }
 
+/// Whether the kernel of `steps` steps takes its last step as one
+/// `mma.m16n8k8` for a `w`-tap mask with `left` taps left of the centre
+/// (`FLAG_HALF_STEP`): when the second half of that step's 16 inputs
+/// meets only the band's zeros in every column. A group's row `r` reads
+/// `X[8r + k]` for `k` up to `e + 7 + w − 1` ([`rt_lead`]), so that is
+/// `e + w + 7 ≤ 16·steps − 8`. The half step does half the tensor-core
+/// work of a full one: centred masks of every width of the 3-step kernel
+/// (25 to 32 taps) and of 9 to 17 taps in the 2-step one.
+pub const fn rt_half_last(steps: usize, w: usize, left: usize) -> bool {
+    steps >= 2 && w + rt_lead(steps, left) + 7 + 8 <= 16 * steps
+}
+
 /// The steps of the kernel for masks of `chunks` chunks of 4 taps,
 /// `conv1d_rows_tc{steps}_bf16` (a compile-time count, so
 /// the shared loads of all steps issue ahead of the `mma`): those of the
@@ -140,13 +154,32 @@ mod tests {
         assert_eq!((rt_max_steps(2), rt_max_steps(6), rt_max_steps(7), rt_max_steps(8)), (1, 2, 3, 3));
         assert_eq!((rt_lead(1, 3), rt_lead(2, 4), rt_lead(3, 15), rt_lead(3, 8)), (1, 0, 1, 0));
     }
+
+    /// `rt_half_last` holds exactly when the last step's second half
+    /// multiplies zeros only: the band `B[k][c] = m[k − e − c]` has no tap
+    /// there for any column, and has one there whenever it does not hold.
+    /// Every width and origin of the tensor form, and the goal workloads'
+    /// masks (centred 31 and 12 taps) take the half step.
+    #[test]
+    fn half_last_step_drops_only_zeros() {
+        for w in RT_MIN_TAPS..=32 {
+            let steps = rt_max_steps(w.div_ceil(4));
+            for left in 0..w {
+                let e = rt_lead(steps, left);
+                let taps_in_half = (16 * steps - 8..16 * steps).any(|k| (0..8).any(|c| k >= e + c && k - e - c < w));
+                assert_eq!(rt_half_last(steps, w, left), !taps_in_half, "w = {w}, left = {left}, steps = {steps}");
+            }
+        }
+        assert!(rt_half_last(3, 31, 15) && rt_half_last(2, 12, 6) && rt_half_last(3, 32, 16));
+        assert!(!rt_half_last(3, 32, 14) && !rt_half_last(2, 20, 10) && !rt_half_last(1, 8, 4));
+    }
 }
 
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_80"))]
 pub(in crate::conv) mod kernels {
     use super::{RT_GROUP, RT_MAX_STEPS as MAX_STEPS};
     use crate::conv::elem::{ConvElem, unroll};
-    use crate::dev::mma::{ldmatrix_x4, mma_bf16, pack_bf16x2};
+    use crate::dev::mma::{ldmatrix_x2, ldmatrix_x4, mma_bf16, mma_bf16_k8, pack_bf16x2};
     use crate::dev::shared::SharedElem;
     use core::arch::asm;
 
@@ -221,6 +254,25 @@ pub(in crate::conv) mod kernels {
         })
     }
 
+    /// Lane `lane`'s fragments of a half step `k` (head, middle, low): the
+    /// first register of each of [`read_step`]'s (rows 2t, 2t + 1 of the
+    /// band).
+    ///
+    /// # Safety
+    /// As [`read_step`].
+    #[inline(always)]
+    unsafe fn read_half_step(table: u32, lane: u32, k: usize) -> [u32; 3] {
+        [0, 1, 2].map(|p| {
+            let a: u32;
+            // SAFETY: the caller's contract (4 bytes of the table).
+            unsafe {
+                asm!("ld.volatile.shared.u32 {a}, [{p}];", a = out(reg32) a,
+                     p = in(reg32) table + 8 * (32 * (p * MAX_STEPS + k) as u32 + lane), options(nostack, preserves_flags));
+            }
+            a
+        })
+    }
+
     /// One tile of `groups` groups of 128 outputs, from the bf16 inputs at
     /// shared-window address `x` (the tile's `X`, 4-byte aligned) to
     /// `out` (32-bit words: pairs of outputs), groups `warp, warp + warps,
@@ -235,7 +287,9 @@ pub(in crate::conv) mod kernels {
     /// `128·groups + 16S − 8` readable elements (finite or not: the last
     /// group's rows reach `X[120 + 16S − 1]`), 16-byte
     /// aligned when `ldm` (read with `ldmatrix`); `out` valid for
-    /// `64·groups` words.
+    /// `64·groups` words. With `half` ([`super::rt_half_last`] of the
+    /// signal's mask), the last step is one `mma.m16n8k8` on the first 8
+    /// of its 16 inputs.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn tile<const S: usize>(
@@ -247,6 +301,7 @@ pub(in crate::conv) mod kernels {
         lane: u32,
         table: u32,
         ldm: bool,
+        half: bool,
     ) -> bool {
         let (g, t) = (lane / 4, lane % 4);
         // The accumulator of each part of the taps: the heads' own, the
@@ -266,28 +321,56 @@ pub(in crate::conv) mod kernels {
             // Per group: the head products, and the two small ones together.
             let mut acc = [[[0.0f32; 4]; 2]; 2];
             unroll!(const K in [0, 1, 2] below S => {
-                // SAFETY: the caller's contract (the table is complete).
-                let f = unsafe { read_step(table, lane, K) };
-                let a = qs.map(|q| {
-                    if ldm {
-                        // Lane 8i + r: row r of matrix i (rows 8·(i & 1) on,
-                        // columns 8·(i >> 1) on).
-                        let at = x + 256 * q + 32 * K as u32 + 16 * (lane % 8) + 128 * ((lane / 8) & 1) + 16 * (lane / 16);
-                        // SAFETY: inside the caller's readable elements, 16-byte
-                        // aligned; warp-uniform (the caller's contract).
-                        unsafe { ldmatrix_x4(at) }
-                    } else {
-                        let at = x + 4 * (64 * q + 4 * g + t) + 32 * K as u32;
-                        // SAFETY: inside the caller's readable elements.
-                        unsafe { [u32::ld_shared(at), u32::ld_shared(at + 128), u32::ld_shared(at + 16), u32::ld_shared(at + 144)] }
-                    }
-                });
-                unroll!(const P in [0, 1, 2] below 3 => {
-                    unroll!(const J in [0, 1] below 2 => {
-                        // SAFETY: warp-uniform loop (the caller's contract).
-                        unsafe { mma_bf16(&mut acc[J][ACC_OF_PART[P]], a[J], f[P]) };
+                // Lane 8i + r's row for `ldmatrix`: row r of matrix i (rows
+                // 8·(i & 1) on, columns 8·(i >> 1) on); lane (g, t)'s first
+                // word for the 32-bit loads.
+                let ldm_at = |q: u32| x + 256 * q + 32 * K as u32 + 16 * (lane % 8) + 128 * ((lane / 8) & 1) + 16 * (lane / 16);
+                let word_at = |q: u32| x + 4 * (64 * q + 4 * g + t) + 32 * K as u32;
+                if S >= 2 && K + 1 == S && half {
+                    // The half step: matrices 0 and 1 (columns 0–7).
+                    // SAFETY: the caller's contract (the table is complete).
+                    let f = unsafe { read_half_step(table, lane, K) };
+                    let a = qs.map(|q| {
+                        if ldm {
+                            // SAFETY: as below (lanes 0–15 pass the rows).
+                            unsafe { ldmatrix_x2(ldm_at(q)) }
+                        } else {
+                            let at = word_at(q);
+                            // SAFETY: inside the caller's readable elements.
+                            unsafe { [u32::ld_shared(at), u32::ld_shared(at + 128)] }
+                        }
                     });
-                });
+                    unroll!(const P in [0, 1, 2] below 3 => {
+                        unroll!(const J in [0, 1] below 2 => {
+                            // SAFETY: warp-uniform loop and branch (the
+                            // caller's contract).
+                            unsafe { mma_bf16_k8(&mut acc[J][ACC_OF_PART[P]], a[J], f[P]) };
+                        });
+                    });
+                } else {
+                    // SAFETY: the caller's contract (the table is complete).
+                    let f = unsafe { read_step(table, lane, K) };
+                    let a = qs.map(|q| {
+                        if ldm {
+                            // SAFETY: inside the caller's readable elements,
+                            // 16-byte aligned; warp-uniform (the caller's
+                            // contract).
+                            unsafe { ldmatrix_x4(ldm_at(q)) }
+                        } else {
+                            let at = word_at(q);
+                            // SAFETY: inside the caller's readable elements.
+                            unsafe {
+                                [u32::ld_shared(at), u32::ld_shared(at + 128), u32::ld_shared(at + 16), u32::ld_shared(at + 144)]
+                            }
+                        }
+                    });
+                    unroll!(const P in [0, 1, 2] below 3 => {
+                        unroll!(const J in [0, 1] below 2 => {
+                            // SAFETY: warp-uniform loop (the caller's contract).
+                            unsafe { mma_bf16(&mut acc[J][ACC_OF_PART[P]], a[J], f[P]) };
+                        });
+                    });
+                }
             });
             unroll!(const J in [0, 1] below 2 => {
                 if J == 0 || two {

@@ -180,3 +180,45 @@ pub fn pack_bf16x2(lo: f32, hi: f32) -> u32 {
     }
     r
 }
+
+/// `D = A·B + C` for one m16n8k8 bf16 tile with `f32` accumulation:
+/// `A` rows `g` and `g + 8` at columns `2t, 2t + 1` (`a[0]`, `a[1]`), `B`
+/// rows `2t, 2t + 1` of column `g` (`b`), `C` and `D` as [`mma_bf16`].
+///
+/// # Safety
+/// Every lane of the warp executes it together (`.aligned`).
+#[cfg(target_feature = "sm_80")]
+#[inline(always)]
+pub unsafe fn mma_bf16_k8(acc: &mut [f32; 4], a: [u32; 2], b: u32) {
+    // SAFETY: register-only; the caller guarantees warp convergence.
+    unsafe {
+        asm!(
+            "mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32 {{{d0}, {d1}, {d2}, {d3}}}, {{{a0}, {a1}}}, {{{b0}}}, {{{d0}, {d1}, {d2}, {d3}}};",
+            d0 = inout(reg32) acc[0],
+            d1 = inout(reg32) acc[1],
+            d2 = inout(reg32) acc[2],
+            d3 = inout(reg32) acc[3],
+            a0 = in(reg32) a[0],
+            a1 = in(reg32) a[1],
+            b0 = in(reg32) b,
+            options(pure, nomem, nostack, preserves_flags),
+        )
+    }
+}
+
+/// `ldmatrix.x2`: the first two matrices of [`ldmatrix_x4`], the rows of
+/// matrix `i` at the addresses lanes `8i … 8i + 7` give.
+///
+/// # Safety
+/// As [`ldmatrix_x4`] (lanes 0–15 pass the addresses).
+#[cfg(target_feature = "sm_80")]
+#[inline(always)]
+pub unsafe fn ldmatrix_x2(addr: u32) -> [u32; 2] {
+    let (a, b): (u32, u32);
+    // SAFETY: forwarded to the caller's contract.
+    unsafe {
+        asm!("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {{{a}, {b}}}, [{p}];", a = out(reg32) a,
+             b = out(reg32) b, p = in(reg32) addr, options(readonly, nostack, preserves_flags));
+    }
+    [a, b]
+}
