@@ -410,6 +410,7 @@ impl Ctx<'_> {
                 Conv1dVariant::TiledL2,
                 Conv1dVariant::Fast,
                 Conv1dVariant::Tensor,
+                Conv1dVariant::Rows,
             ],
         );
         let (mask, input) = (values(rng, w), values(rng, n));

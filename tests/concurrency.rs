@@ -55,8 +55,8 @@ fn on_threads(
     })
 }
 
-/// One thread's 1D work: its own 7-tap mask, the constant, tiled and fast
-/// kernels over `n` samples, `rounds()` times; returns the wrong results.
+/// One thread's 1D work: its own 7-tap mask, the constant, tiled, fast
+/// and rows kernels over `n` samples, `rounds()` times; returns the wrong results.
 fn conv1d_rounds(t: usize, gpu: &Gpu, rng: &mut StdRng) -> usize {
     let n = 1 << 16;
     let mask = random_f32(rng, 7);
@@ -68,7 +68,7 @@ fn conv1d_rounds(t: usize, gpu: &Gpu, rng: &mut StdRng) -> usize {
     let mut d_out = gpu.alloc_zeroed::<f32>(n).unwrap();
     let mut wrong = 0;
     for r in 0..rounds() {
-        for variant in [Conv1dVariant::Const, Conv1dVariant::Tiled, Conv1dVariant::Fast] {
+        for variant in [Conv1dVariant::Const, Conv1dVariant::Tiled, Conv1dVariant::Fast, Conv1dVariant::Rows] {
             d_out.fill_bytes(common::POISON).unwrap();
             conv.run(variant, &d_in.as_view(), &mut d_out.as_view_mut()).unwrap();
             if let Err((m, count)) = compare(&d_out.to_vec().unwrap(), &want) {
@@ -318,4 +318,47 @@ fn one_convolution_runs_on_many_streams_at_once() {
         },
     );
     assert_none_wrong("one convolution on many streams", seed, &wrong);
+}
+
+/// The rows kernels (`Conv1dVariant::Rows`) of one convolution shared by
+/// threads: the even threads run it as it is (one stream and one work
+/// counter for all of them, clones of one `Gpu`), the odd ones on streams
+/// of their own (`Conv1d::on`, a counter each), over signals long enough
+/// that the launches draw their tiles from the counter.
+#[test]
+fn rows_kernels_of_one_convolution_shared_by_threads_and_streams() {
+    let gpu = gpu_or_skip!();
+    let (mut rng, seed) = common::rng();
+    let shared = Conv1d::new(&gpu, &random_f32(&mut rng, 31), ConvOp::Convolve, Boundary::Reflect).unwrap();
+    let n = common::big((3 << 22) + 5, (1 << 16) + 5);
+    let wrong = on_threads(
+        seed,
+        || gpu.clone(),
+        |t, g, rng| {
+            let (own, g) = if t % 2 == 1 {
+                let g = own_stream(g);
+                (Some(shared.on(&g.stream()).unwrap()), g)
+            } else {
+                (None, g.clone())
+            };
+            let conv = own.as_ref().unwrap_or(&shared);
+            let plan = conv.plan(Conv1dVariant::Rows, n).unwrap();
+            assert!(n.div_ceil(plan.tile) >= 4 * plan.grid as usize || common::under_sanitizer(), "{plan:?}");
+            let input = random_f32(rng, n - t);
+            let want = correlate1d_checked(&input, conv.taps(), conv.left(), Boundary::Reflect).unwrap();
+            let d_in = g.upload(&input).unwrap();
+            let mut d_out = g.alloc_zeroed::<f32>(input.len()).unwrap();
+            let mut wrong = 0;
+            for r in 0..rounds().div_ceil(20) {
+                d_out.fill_bytes(common::POISON).unwrap();
+                conv.run(Conv1dVariant::Rows, &d_in.as_view(), &mut d_out.as_view_mut()).unwrap();
+                if let Err((m, count)) = compare(&d_out.to_vec().unwrap(), &want) {
+                    eprintln!("thread {t} round {r}: {count} wrong outputs; first: {m}");
+                    wrong += 1;
+                }
+            }
+            wrong
+        },
+    );
+    assert_none_wrong("rows kernels shared by threads and streams", seed, &wrong);
 }

@@ -2,6 +2,7 @@
 //! length against the rayon reference (GPU), and the reference against
 //! scipy's own outputs (no GPU needed).
 //!
+//! Variants: the lesson's five and the rows kernels.
 //! Widths: 1, 3, 5, 7, 31, 63, the constant-memory maximum and one more
 //! (which takes the global-memory kernels); an even width as well; and
 //! every width from 1 to 33 at three lengths (the compile-time fast
@@ -16,11 +17,22 @@ mod common;
 use coalesce::conv::reference::{Checked, compare, conv1d, correlate1d_checked};
 use coalesce::conv::{
     Boundary, Conv1d, Conv1dVariant, ConvElem, ConvOp, FAST_FIXED_MAX, FAST_RING_MIN_SM, FAST_STAGES, MaskSource,
-    THREADS_1D, fast_shared_elems, max_constant_taps, parse_boundary,
+    THREADS_1D, fast_shared_elems, max_constant_taps, parse_boundary, plan_1d, rows_auto_takes,
 };
-use coalesce::{Error, Gpu};
+use coalesce::{DeviceLimits, Error, Gpu};
 use rand::Rng;
 use rand::rngs::StdRng;
+
+/// The lesson's five variants and the rows kernels (the signal as the one
+/// row of the batched filters).
+const VARIANTS: [Conv1dVariant; 6] = [
+    Conv1dVariant::Basic,
+    Conv1dVariant::Const,
+    Conv1dVariant::Tiled,
+    Conv1dVariant::TiledL2,
+    Conv1dVariant::Fast,
+    Conv1dVariant::Rows,
+];
 
 fn random<T: ConvElem>(rng: &mut StdRng, n: usize) -> Vec<T> {
     let v: Vec<T> = (0..n).map(|_| T::from_f64(rng.random_range(-1.0..1.0))).collect();
@@ -82,7 +94,7 @@ fn sweep<T: ConvElem + Default>(test: &str, gpu: &Gpu, widths: &[usize]) {
                 for mode in Boundary::ALL {
                     let conv = Conv1d::new(gpu, &mask, op, mode).unwrap();
                     let want = correlate1d_checked(&input, &taps, left, mode).unwrap();
-                    for variant in Conv1dVariant::ALL {
+                    for variant in VARIANTS {
                         let offset = usize::from(n % 2 == 1);
                         let what = format!(
                             "{test} seed={seed} {} w={w} n={n} {} {} {} offset={offset}",
@@ -131,7 +143,7 @@ fn every_width<T: ConvElem + Default>(test: &str, gpu: &Gpu) {
                 let conv = Conv1d::new(gpu, &mask, ConvOp::Correlate, mode).unwrap();
                 let (taps, left) = ConvOp::Correlate.correlation_taps(&mask);
                 let want = correlate1d_checked(&input, &taps, left, mode).unwrap();
-                for variant in Conv1dVariant::ALL {
+                for variant in VARIANTS {
                     let what = format!("{test} seed={seed} {} w={w} n={n} {} {}", T::NAME, mode.name(), variant.name());
                     check_one(gpu, &conv, variant, &input, 0, &want, &what);
                 }
@@ -193,7 +205,7 @@ fn nan_and_infinity_propagate_as_on_the_cpu() {
                     let want = correlate1d_checked(&input, &taps, left, mode).unwrap();
                     assert!(want.iter().any(|c| c.value.is_nan()) && want.iter().any(|c| c.value.is_infinite()));
                     let conv = Conv1d::new(&gpu, &mask, op, mode).unwrap();
-                    for variant in Conv1dVariant::ALL {
+                    for variant in VARIANTS {
                         let what = format!("seed={seed} n={n} w={w} {} {} {}", mode.name(), op.name(), variant.name());
                         check_one(&gpu, &conv, variant, &input, 0, &want, &what);
                     }
@@ -218,6 +230,47 @@ fn alternating_masks_each_use_their_own() {
             let what = format!("seed={seed} round={round} w={}", c.width());
             check_one(&gpu, c, Conv1dVariant::Const, &input, 0, &want, &what);
             check_one(&gpu, c, Conv1dVariant::Fast, &input, 0, &want, &what);
+        }
+    }
+}
+
+/// The rows kernels (`Conv1dVariant::Rows`): `Auto` takes them for the
+/// `f32` widths and lengths `rows_auto_takes` names and nowhere else; over signals
+/// long enough that their launches draw tiles from the work counter, in
+/// every mode, both operations (an even width, whose convolution puts one
+/// tap fewer left of the centre), from an aligned view (vector copies) and
+/// from one element into the buffers (element loads).
+#[test]
+fn rows_kernels_on_long_signals_and_auto() {
+    let gpu = gpu_or_skip!();
+    let (mut rng, seed) = common::rng();
+    let (short, long) = (3 << 23, 3 << 24);
+    for w in [1, 2, 3, 15, 16, 22, 23, 31, 32, 33, 63] {
+        let conv = Conv1d::new(&gpu, &random::<f32>(&mut rng, w), ConvOp::Correlate, Boundary::Zero).unwrap();
+        for n in [1 << 20, short - 1, short, long - 1, long, 1 << 27] {
+            let got = conv.plan(Conv1dVariant::Auto, n).unwrap();
+            let rows = (3..=32).contains(&w) && n >= if w >= 23 { short } else { long };
+            assert_eq!(rows_auto_takes("f32", w, n), rows, "w={w} n={n}");
+            assert_eq!(got.variant == Conv1dVariant::Rows, rows, "w={w} n={n}: {}", got.kernel);
+        }
+        let f64conv = Conv1d::new(&gpu, &random::<f64>(&mut rng, w), ConvOp::Correlate, Boundary::Zero).unwrap();
+        assert_ne!(f64conv.plan(Conv1dVariant::Auto, 1 << 27).unwrap().variant, Conv1dVariant::Rows, "f64 w={w}");
+        assert!(!rows_auto_takes("f64", w, 1 << 27));
+    }
+    let n = common::big((3 << 22) + 13, (1 << 16) + 13);
+    let input: Vec<f32> = random(&mut rng, n);
+    for (w, op) in [(16, ConvOp::Convolve), (24, ConvOp::Correlate), (31, ConvOp::Convolve), (32, ConvOp::Correlate)] {
+        let mask: Vec<f32> = random(&mut rng, w);
+        for mode in Boundary::ALL {
+            let conv = Conv1d::new(&gpu, &mask, op, mode).unwrap();
+            let plan = conv.plan(Conv1dVariant::Rows, n).unwrap();
+            assert!(plan.kernel.starts_with("conv1d_rows") && plan.kernel.ends_with("_f32"), "{}", plan.kernel);
+            assert!(n.div_ceil(plan.tile) >= 4 * plan.grid as usize || common::under_sanitizer(), "w={w}: {plan:?}");
+            let want = correlate1d_checked(&input, conv.taps(), conv.left(), mode).unwrap();
+            for offset in [0, 1] {
+                let what = format!("seed={seed} w={w} {} {} offset={offset}", op.name(), mode.name());
+                check_one(&gpu, &conv, Conv1dVariant::Rows, &input, offset, &want, &what);
+            }
         }
     }
 }
@@ -285,6 +338,16 @@ fn reference_matches_scipy() {
             );
         }
     }
+}
+
+/// The rows kernels' launch needs the device's occupancy: the plain
+/// planner refuses it with a typed error naming `Conv1d::plan`.
+#[test]
+fn plan_1d_refuses_the_rows_kernels() {
+    let e = plan_1d::<f32>(&DeviceLimits::H100, 31, Conv1dVariant::Rows, 1 << 20).unwrap_err();
+    assert!(matches!(e, Error::Unsupported { .. }) && e.to_string().contains("Conv1d::plan"), "{e}");
+    assert_eq!("rows".parse::<Conv1dVariant>(), Ok(Conv1dVariant::Rows));
+    assert_eq!(Conv1dVariant::Rows.name(), "rows");
 }
 
 #[test]

@@ -14,8 +14,8 @@ mod common;
 
 use coalesce::conv::reference::{Checked, compare, correlate1d_bounded, correlate1d_checked};
 use coalesce::conv::{
-    Boundary, Conv1d, Conv1dVariant, ConvOp, Precision, TC_INPUT_ALIGN, TC_MIN_TAPS, TC_TILE, TC2_MIN_TAPS, tc_ksteps,
-    tensor_auto_min_taps,
+    Boundary, Conv1d, Conv1dVariant, ConvOp, Precision, TC_INPUT_ALIGN, TC_MIN_TAPS, TC_TILE, TC2_MIN_TAPS,
+    rows_auto_takes, tc_ksteps, tensor_auto_min_taps,
 };
 use coalesce::{Error, Gpu};
 use rand::Rng;
@@ -250,7 +250,11 @@ fn auto_takes_the_tensor_cores_from_the_crossover_width() {
                 .unwrap()
                 .with_precision(precision);
             let plan = conv.plan(Conv1dVariant::Auto, 1 << 20).unwrap();
-            let want = if tensor && w >= min { Conv1dVariant::Tensor } else { Conv1dVariant::Fast };
+            let want = match w {
+                _ if tensor && w >= min => Conv1dVariant::Tensor,
+                _ if rows_auto_takes("f32", w, 1 << 20) => Conv1dVariant::Rows,
+                _ => Conv1dVariant::Fast,
+            };
             assert_eq!(plan.variant, want, "w={w} {}: {}", precision.name(), plan.kernel);
             if want == Conv1dVariant::Tensor {
                 assert_eq!(plan.kernel, precision.tensor_kernel(w));

@@ -46,7 +46,7 @@ pub struct Conv {
     /// Input lengths, comma-separated, numbers or 2^k [default: 2^20,2^22,2^24,2^26,2^27,2^28].
     #[arg(long, value_delimiter = ',', value_parser = parse_elems)]
     pub lengths: Option<Vec<u64>>,
-    /// Kernels, comma-separated (basic, const, tiled, tiled_l2, fast) [default: all].
+    /// Kernels, comma-separated (basic, const, tiled, tiled_l2, fast, tensor, rows) [default: all].
     #[arg(long, value_delimiter = ',')]
     pub variants: Option<Vec<Conv1dVariant>>,
     /// Boundary mode (zero, nearest, reflect, mirror, wrap).
@@ -200,7 +200,8 @@ impl Conv {
         let full = [20, 22, 24, 26, 27, 28].map(|e| 1 << e).to_vec();
         let lengths = run.pick(self.lengths.clone(), full, vec![1 << 20, 1 << 24]);
         let lengths = lengths.into_iter().map(elems).collect::<BenchResult<Vec<_>>>()?;
-        let variants = self.variants.clone().unwrap_or([&Conv1dVariant::ALL[..], &[Conv1dVariant::Tensor]].concat());
+        let extra = [Conv1dVariant::Tensor, Conv1dVariant::Rows];
+        let variants = self.variants.clone().unwrap_or([&Conv1dVariant::ALL[..], &extra].concat());
         if !skip && (widths.is_empty() || lengths.is_empty() || variants.is_empty()) {
             return Err(run.bad_options("no widths, lengths or variants to run"));
         }

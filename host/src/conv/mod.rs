@@ -140,6 +140,48 @@ pub trait ConvElem: DeviceCopy + Pod + KernelArg + Copy + Send + Sync + PartialE
     fn to_f64(self) -> f64;
     /// Rounds from `f64`.
     fn from_f64(v: f64) -> Self;
+    /// The batched rows filter of this type for a 1D convolution with
+    /// correlation `taps`, `left` of them left of the centre, under `mode`
+    /// ([`Conv1dVariant::Rows`]).
+    #[doc(hidden)]
+    fn rows_filter(gpu: &Gpu, taps: &[Self], left: usize, mode: Boundary) -> Result<Arc<dyn RowsFilter<Self>>>;
+}
+
+/// A 1D convolution's signal as the one row of a batched rows filter
+/// ([`batch::Filter1d`], [`Conv1dVariant::Rows`]).
+#[doc(hidden)]
+pub trait RowsFilter<T>: Send + Sync {
+    /// The launch for a signal of `n` elements (vector access assumed).
+    fn plan_signal(&self, n: usize) -> Result<batch::BatchPlan>;
+    /// Filters `input` (one signal) into `output`, of the same length.
+    fn run_signal(&self, input: &DeviceView<T>, output: &mut DeviceViewMut<T>) -> Result<batch::BatchPlan>;
+}
+
+impl<S: batch::Sample> RowsFilter<S> for batch::Filter1d<S> {
+    fn plan_signal(&self, n: usize) -> Result<batch::BatchPlan> {
+        self.plan(batch::Shape::signal(n))
+    }
+
+    fn run_signal(&self, input: &DeviceView<S>, output: &mut DeviceViewMut<S>) -> Result<batch::BatchPlan> {
+        if input.len() != output.len() {
+            return Err(Error::LengthMismatch { op: "conv1d", expected: input.len(), got: output.len() });
+        }
+        self.run(input, output, batch::Shape::signal(input.len()))
+    }
+}
+
+/// [`ConvElem::rows_filter`] for the types that accumulate in themselves:
+/// the correlation taps with scipy's origin that puts `left` taps left of
+/// the centre (`left − ⌊w/2⌋`).
+fn rows_filter_of<T: ConvElem + batch::Sample<Acc = T>>(
+    gpu: &Gpu,
+    taps: &[T],
+    left: usize,
+    mode: Boundary,
+) -> Result<Arc<dyn RowsFilter<T>>> {
+    let origin = left as isize - (taps.len() / 2) as isize;
+    let filter = batch::Filter1d::<T>::new(gpu, taps, ConvOp::Correlate, mode)?.with_origin(origin)?;
+    Ok(Arc::new(filter))
 }
 
 impl ConvElem for f32 {
@@ -152,6 +194,9 @@ impl ConvElem for f32 {
     fn from_f64(v: f64) -> Self {
         v as f32
     }
+    fn rows_filter(gpu: &Gpu, taps: &[f32], left: usize, mode: Boundary) -> Result<Arc<dyn RowsFilter<f32>>> {
+        rows_filter_of(gpu, taps, left, mode)
+    }
 }
 
 impl ConvElem for f64 {
@@ -163,6 +208,9 @@ impl ConvElem for f64 {
     }
     fn from_f64(v: f64) -> Self {
         v
+    }
+    fn rows_filter(gpu: &Gpu, taps: &[f64], left: usize, mode: Boundary) -> Result<Arc<dyn RowsFilter<f64>>> {
+        rows_filter_of(gpu, taps, left, mode)
     }
 }
 
@@ -260,8 +308,8 @@ pub fn gaussian_truncated<T: ConvElem>(sigma: f64, truncate: f64) -> Result<Vec<
 pub enum Conv1dVariant {
     /// The fastest variant that runs at this width: `Tensor` for `f32`
     /// masks of at least [`tensor_auto_min_taps`] taps where the device has
-    /// tensor cores, otherwise `Fast` (`TiledL2` when its shared tile does
-    /// not fit).
+    /// tensor cores, `Rows` for the `f32` widths and lengths
+    /// [`rows_auto_takes`] names, otherwise `Fast` (`TiledL2` when its shared tile does not fit).
     Auto,
     /// Mask and inputs from global memory, one output per thread.
     Basic,
@@ -279,6 +327,16 @@ pub enum Conv1dVariant {
     /// mask as a banded Toeplitz matrix times the input as a Hankel matrix,
     /// at the convolution's [`Precision`] (see `conv::tensor`).
     Tensor,
+    /// The batched rows kernels ([`batch::Filter1d`]) with the signal as
+    /// their one row: a tile of [`batch::ROWS_OUTPUTS`] ×
+    /// [`batch::ROWS_GROUPS`] × [`batch::ROWS_THREADS`] outputs per block
+    /// and pass, taken by bulk copies on sm_90 (`cp.async` on sm_80), the
+    /// mask in shared memory, and compile-time forms up to
+    /// [`batch::ROWS_FIXED_MAX`] taps. `Auto` takes it for the `f32` widths
+    /// and lengths [`rows_auto_takes`] names. Its launch is planned on the device (the
+    /// occupancy query), so [`plan_1d`] does not plan it; it has no CUDA
+    /// C++ twin.
+    Rows,
 }
 
 impl Conv1dVariant {
@@ -296,6 +354,7 @@ impl Conv1dVariant {
             Conv1dVariant::TiledL2 => "tiled_l2",
             Conv1dVariant::Fast => "fast",
             Conv1dVariant::Tensor => "tensor",
+            Conv1dVariant::Rows => "rows",
         }
     }
 
@@ -322,6 +381,10 @@ impl Conv1dVariant {
                 fast_shared_elems(threads, w as usize) as f64 / (FAST_OUTPUTS as f64 * t)
             }
             Conv1dVariant::Tensor => tc_span(w as usize) as f64 / TC_TILE as f64,
+            Conv1dVariant::Rows => {
+                let tile = batch::ROWS_OUTPUTS * batch::ROWS_GROUPS * batch::ROWS_THREADS;
+                batch::rows_span(batch::ROWS_THREADS, w as usize) as f64 / tile as f64
+            }
         }
     }
 
@@ -341,9 +404,9 @@ impl std::str::FromStr for Conv1dVariant {
     fn from_str(s: &str) -> std::result::Result<Self, String> {
         Conv1dVariant::ALL
             .into_iter()
-            .chain([Conv1dVariant::Tensor, Conv1dVariant::Auto])
+            .chain([Conv1dVariant::Tensor, Conv1dVariant::Rows, Conv1dVariant::Auto])
             .find(|v| v.name() == s)
-            .ok_or_else(|| format!("unknown variant `{s}` (basic, const, tiled, tiled_l2, fast, tensor, auto)"))
+            .ok_or_else(|| format!("unknown variant `{s}` (basic, const, tiled, tiled_l2, fast, tensor, rows, auto)"))
     }
 }
 
@@ -418,6 +481,30 @@ impl std::str::FromStr for Precision {
     }
 }
 
+/// The `f32` mask widths for which [`Conv1dVariant::Auto`] runs the rows
+/// kernels ([`Conv1dVariant::Rows`]) on long enough signals
+/// ([`rows_auto_min_len`]).
+pub const ROWS_AUTO_TAPS: std::ops::RangeInclusive<usize> = 3..=batch::ROWS_FIXED_MAX;
+
+/// The shortest `f32` signal for which [`Conv1dVariant::Auto`] runs a
+/// `w`-tap mask of [`ROWS_AUTO_TAPS`] on the rows kernels: 3·2²³ elements
+/// from 23 taps, 3·2²⁴ below. Their tiles are four times the fast kernel's
+/// (4096 outputs), so shorter signals keep fewer SMs busy. On an H200 the
+/// fast kernel led by 0.3–7 points of the floor at 2²⁴ elements; the rows
+/// kernels led by 1–2 points at these lengths, 2–8 at 2²⁶ and 3–11 at 2²⁷
+/// (`docs/wide-masks.md`).
+pub const fn rows_auto_min_len(w: usize) -> usize {
+    if w >= 23 { 3 << 23 } else { 3 << 24 }
+}
+
+/// Whether [`Conv1dVariant::Auto`] runs a `w`-tap mask of element type
+/// `ty` (`f32`, `f64`) over `n` elements on the rows kernels: `f32` masks
+/// of [`ROWS_AUTO_TAPS`] over at least [`rows_auto_min_len`] elements;
+/// `f64` stays on the fast kernel.
+pub fn rows_auto_takes(ty: &str, w: usize, n: usize) -> bool {
+    ty == "f32" && ROWS_AUTO_TAPS.contains(&w) && n >= rows_auto_min_len(w)
+}
+
 /// The narrowest `f32` mask for which [`Conv1dVariant::Auto`] runs the
 /// tensor-core kernel on sm_80 and newer, per precision: below it the fast
 /// FMA kernel is faster (measured crossovers: `docs/wide-masks.md`).
@@ -485,6 +572,10 @@ pub struct Conv1d<T: ConvElem> {
     table: Arc<Mutex<[Option<TcTable>; 2]>>,
     /// [`Conv1d::tensor_support`], found once (`Auto` asks on every plan).
     support: Arc<std::sync::OnceLock<std::result::Result<(), String>>>,
+    /// The rows filter ([`Conv1dVariant::Rows`]), built on first use and
+    /// shared by the clones on the same stream ([`Conv1d::with_precision`]);
+    /// [`Conv1d::on`] starts a new one, whose work counter is its own.
+    rows: Arc<Mutex<Option<Arc<dyn RowsFilter<T>>>>>,
 }
 
 impl<T: ConvElem> Conv1d<T> {
@@ -514,6 +605,7 @@ impl<T: ConvElem> Conv1d<T> {
             precision: Precision::F32,
             table: Arc::new(Mutex::new([None, None])),
             support: Arc::new(std::sync::OnceLock::new()),
+            rows: Arc::new(Mutex::new(None)),
         })
     }
 
@@ -598,6 +690,31 @@ impl<T: ConvElem> Conv1d<T> {
         Ok(dev)
     }
 
+    /// The rows filter of this convolution, built on first use.
+    fn rows_filter(&self) -> Result<Arc<dyn RowsFilter<T>>> {
+        let mut slot = self.rows.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(f) = slot.as_ref() {
+            return Ok(f.clone());
+        }
+        let filter = T::rows_filter(&self.gpu, &self.taps, self.left, self.mode)?;
+        *slot = Some(filter.clone());
+        Ok(filter)
+    }
+
+    /// The rows kernels' launch for `n` elements, as a [`Conv1dPlan`].
+    fn rows_plan(&self, n: usize) -> Result<Conv1dPlan> {
+        let p = self.rows_filter()?.plan_signal(n)?;
+        Ok(Conv1dPlan {
+            variant: Conv1dVariant::Rows,
+            kernel: p.kernel,
+            mask: MaskSource::Global,
+            threads: p.block.0,
+            grid: p.grid,
+            shared_bytes: p.shared_bytes,
+            tile: batch::ROWS_OUTPUTS * batch::ROWS_GROUPS * batch::ROWS_THREADS,
+        })
+    }
+
     /// This convolution on `stream` (same mask, shared): its runs are
     /// queued there. `stream` must belong to this convolution's device.
     pub fn on(&self, stream: &crate::Stream) -> Result<Self> {
@@ -608,6 +725,7 @@ impl<T: ConvElem> Conv1d<T> {
             params: self.params.clone(),
             table: self.table.clone(),
             support: self.support.clone(),
+            rows: Arc::new(Mutex::new(None)),
             ..*self
         })
     }
@@ -660,8 +778,12 @@ impl<T: ConvElem> Conv1d<T> {
             Conv1dVariant::Auto if w >= tensor_auto_min_taps(self.precision) && self.tensor_support().is_ok() => {
                 Conv1dVariant::Tensor
             }
+            Conv1dVariant::Auto if rows_auto_takes(T::NAME, w, n) => Conv1dVariant::Rows,
             v => v,
         };
+        if variant == Conv1dVariant::Rows {
+            return self.rows_plan(n);
+        }
         let mut plan = plan_1d_at::<T>(&self.gpu.info().limits, w, variant, self.precision, n)?;
         if !matches!(plan.variant, Conv1dVariant::Fast | Conv1dVariant::Tensor) {
             return Ok(plan);
@@ -705,6 +827,13 @@ impl<T: ConvElem> Conv1d<T> {
         }
         let n = input.len();
         let plan = self.plan(variant, n)?;
+        if plan.variant == Conv1dVariant::Rows {
+            if module.is_some() {
+                return Err(Error::Unsupported { op: "conv1d", message: "the rows kernels have no C++ twin".into() });
+            }
+            self.rows_filter()?.run_signal(input, output)?;
+            return Ok(plan);
+        }
         if n == 0 {
             return Ok(plan);
         }
@@ -795,6 +924,12 @@ pub fn plan_1d_at<T: ConvElem>(
         Conv1dVariant::TiledL2 => ("tiled_l2", tiled_l2_shared_elems(t), t),
         Conv1dVariant::Fast | Conv1dVariant::Auto => ("fast", fast_shared_total(t, w), FAST_OUTPUTS * t),
         Conv1dVariant::Tensor => ("tensor", tc_shared_bytes(w) / size, TC_TILE),
+        Conv1dVariant::Rows => {
+            return Err(Error::Unsupported {
+                op: "conv1d",
+                message: "the rows kernels' launch is planned on the device: use Conv1d::plan".into(),
+            });
+        }
     };
     if variant == Conv1dVariant::Tensor && T::NAME != "f32" {
         return Err(Error::Unsupported {
