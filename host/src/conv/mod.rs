@@ -572,9 +572,9 @@ pub struct Conv1d<T: ConvElem> {
     table: Arc<Mutex<[Option<TcTable>; 2]>>,
     /// [`Conv1d::tensor_support`], found once (`Auto` asks on every plan).
     support: Arc<std::sync::OnceLock<std::result::Result<(), String>>>,
-    /// The rows filter ([`Conv1dVariant::Rows`]), built on first use and
-    /// shared by the clones on the same stream ([`Conv1d::with_precision`]);
-    /// [`Conv1d::on`] starts a new one, whose work counter is its own.
+    /// The rows filter ([`Conv1dVariant::Rows`]), built on first use (by
+    /// a plan or a run); a convolution made by [`Conv1d::on`] builds its
+    /// own, with a work counter of its own on its stream.
     rows: Arc<Mutex<Option<Arc<dyn RowsFilter<T>>>>>,
 }
 
@@ -767,7 +767,10 @@ impl<T: ConvElem> Conv1d<T> {
     ///
     /// The fast kernel's blocks are persistent: its grid is capped at the
     /// blocks the device keeps resident ([`persistent_grid`]), so each
-    /// block pipelines several tiles.
+    /// block pipelines several tiles. The first plan of
+    /// [`Conv1dVariant::Rows`] (or of `Auto` where it takes them) builds
+    /// the rows filter: its taps are uploaded and its work counter
+    /// allocated, so that plan can fail as an allocation does.
     pub fn plan(&self, variant: Conv1dVariant, n: usize) -> Result<Conv1dPlan> {
         let w = self.taps.len();
         let variant = match variant {
