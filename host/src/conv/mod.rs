@@ -491,8 +491,8 @@ pub const ROWS_AUTO_TAPS: std::ops::RangeInclusive<usize> = 3..=batch::ROWS_FIXE
 /// from 23 taps, 3·2²⁴ below. Their tiles are four times the fast kernel's
 /// (4096 outputs), so shorter signals keep fewer SMs busy. On an H200 the
 /// fast kernel led by 0.3–7 points of the floor at 2²⁴ elements; the rows
-/// kernels led by 1–2 points at these lengths, 2–8 at 2²⁶ and 3–11 at 2²⁷
-/// (`docs/wide-masks.md`).
+/// kernels led by 1.1–2.2 points at these lengths, 1.5–8.2 at 2²⁶ and
+/// 3.3–11 at 2²⁷ (`docs/wide-masks.md`).
 pub const fn rows_auto_min_len(w: usize) -> usize {
     if w >= 23 { 3 << 23 } else { 3 << 24 }
 }
