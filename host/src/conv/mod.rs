@@ -153,7 +153,8 @@ pub trait ConvElem: DeviceCopy + Pod + KernelArg + Copy + Send + Sync + PartialE
 pub trait RowsFilter<T>: Send + Sync {
     /// The launch for a signal of `n` elements (vector access assumed).
     fn plan_signal(&self, n: usize) -> Result<batch::BatchPlan>;
-    /// Filters `input` (one signal) into `output`, of the same length.
+    /// Filters `input` (one signal) into `output`, whose length the
+    /// caller has checked against it ([`Conv1d::run_on`]).
     fn run_signal(&self, input: &DeviceView<T>, output: &mut DeviceViewMut<T>) -> Result<batch::BatchPlan>;
 }
 
@@ -163,9 +164,6 @@ impl<S: batch::Sample> RowsFilter<S> for batch::Filter1d<S> {
     }
 
     fn run_signal(&self, input: &DeviceView<S>, output: &mut DeviceViewMut<S>) -> Result<batch::BatchPlan> {
-        if input.len() != output.len() {
-            return Err(Error::LengthMismatch { op: "conv1d", expected: input.len(), got: output.len() });
-        }
         self.run(input, output, batch::Shape::signal(input.len()))
     }
 }
