@@ -235,7 +235,8 @@ fn alternating_masks_each_use_their_own() {
 }
 
 /// The rows kernels (`Conv1dVariant::Rows`): `Auto` takes them for the
-/// `f32` widths and lengths `rows_auto_takes` names and nowhere else; over signals
+/// `f32` widths, lengths and architectures `rows_auto_takes` names and
+/// nowhere else; over signals
 /// long enough that their launches draw tiles from the work counter, in
 /// every mode, both operations (an even width, whose convolution puts one
 /// tap fewer left of the centre), from an aligned view (vector copies) and
@@ -249,13 +250,16 @@ fn rows_kernels_on_long_signals_and_auto() {
         let conv = Conv1d::new(&gpu, &random::<f32>(&mut rng, w), ConvOp::Correlate, Boundary::Zero).unwrap();
         for n in [1 << 20, short - 1, short, long - 1, long, 1 << 27] {
             let got = conv.plan(Conv1dVariant::Auto, n).unwrap();
-            let rows = (3..=32).contains(&w) && n >= if w >= 23 { short } else { long };
-            assert_eq!(rows_auto_takes("f32", w, n), rows, "w={w} n={n}");
+            let long_enough = (3..=32).contains(&w) && n >= if w >= 23 { short } else { long };
+            let rows = long_enough && gpu.ptx_arch() >= 90;
+            assert_eq!(rows_auto_takes(gpu.ptx_arch(), "f32", w, n), rows, "w={w} n={n}");
+            // Older PTX keeps the fast kernel.
+            assert!(!rows_auto_takes(80, "f32", w, n) && rows_auto_takes(90, "f32", w, n) == long_enough);
             assert_eq!(got.variant == Conv1dVariant::Rows, rows, "w={w} n={n}: {}", got.kernel);
         }
         let f64conv = Conv1d::new(&gpu, &random::<f64>(&mut rng, w), ConvOp::Correlate, Boundary::Zero).unwrap();
         assert_ne!(f64conv.plan(Conv1dVariant::Auto, 1 << 27).unwrap().variant, Conv1dVariant::Rows, "f64 w={w}");
-        assert!(!rows_auto_takes("f64", w, 1 << 27));
+        assert!(!rows_auto_takes(gpu.ptx_arch(), "f64", w, 1 << 27));
     }
     let n = common::big((3 << 22) + 13, (1 << 16) + 13);
     let input: Vec<f32> = random(&mut rng, n);

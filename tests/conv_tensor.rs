@@ -252,7 +252,7 @@ fn auto_takes_the_tensor_cores_from_the_crossover_width() {
             let plan = conv.plan(Conv1dVariant::Auto, 1 << 20).unwrap();
             let want = match w {
                 _ if tensor && w >= min => Conv1dVariant::Tensor,
-                _ if rows_auto_takes("f32", w, 1 << 20) => Conv1dVariant::Rows,
+                _ if rows_auto_takes(gpu.ptx_arch(), "f32", w, 1 << 20) => Conv1dVariant::Rows,
                 _ => Conv1dVariant::Fast,
             };
             assert_eq!(plan.variant, want, "w={w} {}: {}", precision.name(), plan.kernel);

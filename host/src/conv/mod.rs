@@ -306,7 +306,7 @@ pub fn gaussian_truncated<T: ConvElem>(sigma: f64, truncate: f64) -> Result<Vec<
 pub enum Conv1dVariant {
     /// The fastest variant that runs at this width: `Tensor` for `f32`
     /// masks of at least [`tensor_auto_min_taps`] taps where the device has
-    /// tensor cores, `Rows` for the `f32` widths and lengths
+    /// tensor cores, `Rows` for the `f32` widths, lengths and architectures
     /// [`rows_auto_takes`] names, otherwise `Fast` (`TiledL2` when its shared tile does not fit).
     Auto,
     /// Mask and inputs from global memory, one output per thread.
@@ -330,8 +330,8 @@ pub enum Conv1dVariant {
     /// [`batch::ROWS_GROUPS`] × [`batch::ROWS_THREADS`] outputs per block
     /// and pass, taken by bulk copies on sm_90 (`cp.async` on sm_80), the
     /// mask in shared memory, and compile-time forms up to
-    /// [`batch::ROWS_FIXED_MAX`] taps. `Auto` takes it for the `f32` widths
-    /// and lengths [`rows_auto_takes`] names. Its launch is planned on the device (the
+    /// [`batch::ROWS_FIXED_MAX`] taps. `Auto` takes it for the `f32` widths,
+    /// lengths and architectures [`rows_auto_takes`] names. Its launch is planned on the device (the
     /// occupancy query), so [`plan_1d`] does not plan it; it has no CUDA
     /// C++ twin.
     Rows,
@@ -495,12 +495,20 @@ pub const fn rows_auto_min_len(w: usize) -> usize {
     if w >= 23 { 3 << 23 } else { 3 << 24 }
 }
 
+/// The oldest PTX architecture on which [`Conv1dVariant::Auto`] takes the
+/// rows kernels: sm_90, where they take each tile by one bulk copy (the
+/// form the crossovers were measured with). Older PTX copies by `cp.async`
+/// (sm_80) or plain loads with no overlap (sm_70), and keeps the fast
+/// kernel.
+pub const ROWS_AUTO_MIN_SM: u32 = 90;
+
 /// Whether [`Conv1dVariant::Auto`] runs a `w`-tap mask of element type
-/// `ty` (`f32`, `f64`) over `n` elements on the rows kernels: `f32` masks
-/// of [`ROWS_AUTO_TAPS`] over at least [`rows_auto_min_len`] elements;
-/// `f64` stays on the fast kernel.
-pub fn rows_auto_takes(ty: &str, w: usize, n: usize) -> bool {
-    ty == "f32" && ROWS_AUTO_TAPS.contains(&w) && n >= rows_auto_min_len(w)
+/// `ty` (`f32`, `f64`) over `n` elements on the rows kernels of PTX
+/// architecture `arch` ([`Gpu::ptx_arch`]): `f32` masks of
+/// [`ROWS_AUTO_TAPS`] over at least [`rows_auto_min_len`] elements, from
+/// [`ROWS_AUTO_MIN_SM`]; `f64` stays on the fast kernel.
+pub fn rows_auto_takes(arch: u32, ty: &str, w: usize, n: usize) -> bool {
+    arch >= ROWS_AUTO_MIN_SM && ty == "f32" && ROWS_AUTO_TAPS.contains(&w) && n >= rows_auto_min_len(w)
 }
 
 /// The narrowest `f32` mask for which [`Conv1dVariant::Auto`] runs the
@@ -779,7 +787,7 @@ impl<T: ConvElem> Conv1d<T> {
             Conv1dVariant::Auto if w >= tensor_auto_min_taps(self.precision) && self.tensor_support().is_ok() => {
                 Conv1dVariant::Tensor
             }
-            Conv1dVariant::Auto if rows_auto_takes(T::NAME, w, n) => Conv1dVariant::Rows,
+            Conv1dVariant::Auto if rows_auto_takes(self.gpu.ptx_arch(), T::NAME, w, n) => Conv1dVariant::Rows,
             v => v,
         };
         if variant == Conv1dVariant::Rows {
