@@ -76,6 +76,9 @@ pub struct Conv {
     /// Batched depthwise workloads ROWSxLEN@W, comma-separated, or `default` (64x2^21@31,1024x2^17@7).
     #[arg(long, value_delimiter = ',')]
     pub batch: Option<Vec<String>>,
+    /// Element types of the 1D part (f32, f64); the tensor-core kernels take f32 only.
+    #[arg(long, value_delimiter = ',', default_value = "f32")]
+    pub dtype_1d: Vec<String>,
     /// Storage types of the batched workloads (f32, f64, f16, bf16, u8, u16).
     #[arg(long, value_delimiter = ',', default_value = "f32,bf16")]
     pub dtype: Vec<String>,
@@ -153,14 +156,17 @@ impl Suite for Conv {
         let mut rng = StdRng::seed_from_u64(self.seed);
         let t1 = self.run_1d(run, twin_1d.as_ref(), &mut rng)?;
         let t2 = self.run_2d(run, twin_2d.as_ref(), &mut rng)?;
-        // The plot: % of the floor against n, per variant (those of the first length), at the widest width ≤ 31.
-        let plot_w = run.rows(t1).iter().map(|r| num(r, "w")).filter(|&w| w <= 31.0).fold(0.0, f64::max);
-        let rows: Vec<&Rec> = run.rows(t1).iter().filter(|r| num(r, "w") == plot_w).collect();
+        // The plot: % of the floor against n, per variant (those of the first length), at the widest width ≤ 31, in
+        // the first element type.
+        let first = run.rows(t1).first().map_or(String::new(), |r| text(r, "dtype").to_string());
+        let typed: Vec<&Rec> = run.rows(t1).iter().filter(|r| text(r, "dtype") == first).collect();
+        let plot_w = typed.iter().map(|r| num(r, "w")).filter(|&w| w <= 31.0).fold(0.0, f64::max);
+        let rows: Vec<&Rec> = typed.into_iter().filter(|r| num(r, "w") == plot_w).collect();
         let point = |r: &&Rec| (size(r, "n") as f64, num(r, "% floor") * 100.0);
         let line = |v: &str| rows.iter().filter(|r| text(r, "variant") == v).map(point).collect();
         let names = rows.iter().take_while(|r| text(r, "n") == text(rows[0], "n")).map(|r| text(r, "variant"));
         let series: Vec<Series> = names.map(|v| Series { name: v.into(), points: line(v) }).collect();
-        let title = format!("1D convolution, w = {plot_w}: share of the DRAM floor");
+        let title = format!("1D convolution, {first}, w = {plot_w}: share of the DRAM floor");
         run.plot("conv-1d", &title, "n", "% of floor", &series)?;
         let (d1, d2) = (run.rows(t1), run.rows(t2));
         let goals = if d1.is_empty() && d2.is_empty() { vec![] } else { goals_1d_2d(d1, d2) };
@@ -193,7 +199,8 @@ impl Conv {
         Ok([batches, chans])
     }
 
-    /// The 1D part: every variant (tensor cores at both precisions where they take the mask) on each width × length.
+    /// The 1D part: every variant (tensor cores at both precisions where they take the mask) on each width × length,
+    /// in each `--dtype-1d`.
     fn run_1d(&self, run: &mut Run<'_>, twin: Option<&PtxModule>, rng: &mut StdRng) -> BenchResult<Tab> {
         let (t, dtod, skip) = (run.table("1d", ""), run.dtod(512 << 20)?, self.only_2d || self.only_batch);
         let widths = run.pick(self.widths.clone(), vec![3, 7, 15, 31, 63, 127, 255], vec![3, 31]);
@@ -202,33 +209,54 @@ impl Conv {
         let lengths = lengths.into_iter().map(elems).collect::<BenchResult<Vec<_>>>()?;
         let extra = [Conv1dVariant::Tensor, Conv1dVariant::Rows];
         let variants = self.variants.clone().unwrap_or([&Conv1dVariant::ALL[..], &extra].concat());
-        if !skip && (widths.is_empty() || lengths.is_empty() || variants.is_empty()) {
-            return Err(run.bad_options("no widths, lengths or variants to run"));
+        if !skip && (widths.is_empty() || lengths.is_empty() || variants.is_empty() || self.dtype_1d.is_empty()) {
+            return Err(run.bad_options("no widths, lengths, variants or --dtype-1d to run"));
         }
-        let n_max = lengths.iter().copied().max().filter(|_| !skip).unwrap_or(0);
-        let host: Vec<f32> = (0..n_max).map(|_| rng.random_range(-1.0f32..1.0)).collect();
-        let input = run.gpu.upload(&host)?;
-        // SAFETY: every element is written by a kernel (or poisoned) before it is read.
-        let mut output = unsafe { run.gpu.alloc_uninit::<f32>(n_max)? };
-        for w in widths.into_iter().filter(|_| !skip) {
-            let mask: Vec<f32> = (0..w).map(|_| rng.random_range(-1.0f32..1.0)).collect();
-            let conv = Conv1d::new(run.gpu, &mask, ConvOp::Correlate, self.mode)?;
-            let tf32 = Conv1d::new(run.gpu, &mask, ConvOp::Correlate, self.mode)?.with_precision(Precision::Tf32);
-            let tensor = conv.tensor_support();
-            if let (Err(why), true) = (&tensor, variants.contains(&Conv1dVariant::Tensor)) {
-                run.line(format!("w = {w}: no tensor-core rows: {why}"));
-            }
-            for &n in &lengths {
-                let (src, mut out, mut timed) = (input.view(0..n)?, output.view_mut(0..n)?, Vec::new());
-                for &v in variants.iter().filter(|&&v| v != Conv1dVariant::Tensor || tensor.is_ok()) {
-                    for c in [&conv, &tf32].into_iter().take(if v == Conv1dVariant::Tensor { 2 } else { 1 }) {
-                        timed.push(measure_1d(run, c, v, (&host[..n], &src, &mut out), twin, rng)?);
-                    }
-                }
-                record(run, t, Rec::new().int("w", w).text("n", pow2(n)), timed, (2 * n * 4) as f64, &dtod);
+        if let Some(d) = self.dtype_1d.iter().find(|d| !skip && !["f32", "f64"].contains(&d.as_str())) {
+            return Err(run.bad_options(format!("unknown --dtype-1d `{d}` (f32, f64)")));
+        }
+        let part = Part1d { t, dtod, twin, widths: &widths, lengths: &lengths, variants: &variants };
+        for dtype in self.dtype_1d.iter().filter(|_| !skip) {
+            match dtype.as_str() {
+                "f32" => self.run_1d_of::<f32>(run, &part, rng)?,
+                _ => self.run_1d_of::<f64>(run, &part, rng)?,
             }
         }
         Ok(t)
+    }
+
+    /// [`Conv::run_1d`] in element type `T`.
+    fn run_1d_of<T: ConvElem + Default>(
+        &self,
+        run: &mut Run<'_>,
+        part: &Part1d<'_>,
+        rng: &mut StdRng,
+    ) -> BenchResult<()> {
+        let n_max = part.lengths.iter().copied().max().unwrap_or(0);
+        let host: Vec<T> = (0..n_max).map(|_| T::from_f64(rng.random_range(-1.0f64..1.0))).collect();
+        let input = run.gpu.upload(&host)?;
+        // SAFETY: every element is written by a kernel (or poisoned) before it is read.
+        let mut output = unsafe { run.gpu.alloc_uninit::<T>(n_max)? };
+        for &w in part.widths {
+            let mask: Vec<T> = (0..w).map(|_| T::from_f64(rng.random_range(-1.0f64..1.0))).collect();
+            let conv = Conv1d::new(run.gpu, &mask, ConvOp::Correlate, self.mode)?;
+            let tf32 = Conv1d::new(run.gpu, &mask, ConvOp::Correlate, self.mode)?.with_precision(Precision::Tf32);
+            let tensor = conv.tensor_support();
+            if let (Err(why), true) = (&tensor, part.variants.contains(&Conv1dVariant::Tensor)) {
+                run.line(format!("{} w = {w}: no tensor-core rows: {why}", T::NAME));
+            }
+            for &n in part.lengths {
+                let (src, mut out, mut timed) = (input.view(0..n)?, output.view_mut(0..n)?, Vec::new());
+                for &v in part.variants.iter().filter(|&&v| v != Conv1dVariant::Tensor || tensor.is_ok()) {
+                    for c in [&conv, &tf32].into_iter().take(if v == Conv1dVariant::Tensor { 2 } else { 1 }) {
+                        timed.push(measure_1d(run, c, v, (&host[..n], &src, &mut out), part.twin, rng)?);
+                    }
+                }
+                let lead = Rec::new().text("dtype", T::NAME).int("w", w).text("n", pow2(n));
+                record(run, part.t, lead, timed, (2 * n * size_of::<T>()) as f64, &part.dtod);
+            }
+        }
+        Ok(())
     }
 
     /// The 2D part: every variant (tensor cores at both precisions where they take the mask) and the separable
@@ -351,6 +379,16 @@ fn peak(run: &Run<'_>, name: &'static str, flops_per_thread_iter: f64) -> BenchR
     Ok(st.ok().transpose()?.map(|s| (grid * threads) as f64 * iters as f64 * flops_per_thread_iter / s.median_ms / 1e9))
 }
 
+/// What every element type of the 1D part shares: the table, the floor, the twins and the axes.
+struct Part1d<'a> {
+    t: Tab,
+    dtod: DtodReference,
+    twin: Option<&'a PtxModule>,
+    widths: &'a [usize],
+    lengths: &'a [usize],
+    variants: &'a [Conv1dVariant],
+}
+
 /// One kernel: row label, kernel(s) run, Rust and twin timings, (1D) the lesson's loads per output.
 struct Timed(&'static str, String, Stats, Option<Stats>, Option<f64>);
 
@@ -371,11 +409,11 @@ fn record(run: &mut Run<'_>, t: Tab, lead: Rec, timed: Vec<Timed>, bytes: f64, d
 
 /// `conv`'s kernel `v` (and its twin where `twin` has it) on a prefix of the input: no poison may be left, and the
 /// edges and 2000 random outputs must meet the f64 reference within the bound of the convolution's precision.
-fn measure_1d(
+fn measure_1d<T: ConvElem + Default>(
     run: &Run<'_>,
-    conv: &Conv1d<f32>,
+    conv: &Conv1d<T>,
     v: Conv1dVariant,
-    (host, src, out): (&[f32], &DeviceView<'_, f32>, &mut DeviceViewMut<'_, f32>),
+    (host, src, out): (&[T], &DeviceView<'_, T>, &mut DeviceViewMut<'_, T>),
     twin: Option<&PtxModule>,
     rng: &mut StdRng,
 ) -> BenchResult<Timed> {
@@ -384,24 +422,24 @@ fn measure_1d(
     // Position `p` of the input extended by `left` ghost cells.
     let at =
         |p: usize| if p < left { lg[left - 1 - p] } else { *host.get(p - left).unwrap_or_else(|| &rg[p - left - n]) };
-    let gamma = (w as f64 + 2.0) * f64::from(f32::EPSILON) / 2.0;
+    let gamma = (w as f64 + 2.0) * T::UNIT_ROUNDOFF;
     let bound = |a: f64| match conv.precision() {
         Precision::Tf32 => Precision::tf32_error_bound(w, a),
-        Precision::F32 => gamma * a + w as f64 * f64::from(f32::MIN_POSITIVE),
+        Precision::F32 => gamma * a + w as f64 * T::MIN_NORMAL,
     };
-    let terms = |i: usize| conv.taps().iter().enumerate().map(move |(j, &m)| f64::from(at(i + j)) * f64::from(m));
+    let terms = |i: usize| conv.taps().iter().enumerate().map(move |(j, &m)| at(i + j).to_f64() * m.to_f64());
     let want = |i: usize| Checked { value: terms(i).sum(), bound: bound(terms(i).map(f64::abs).sum()) };
-    let check = |who: &str, got: Vec<f32>| {
-        let what = format!("{who} {} w={w} n={n}", v.name());
-        if let Some(i) = got.iter().position(|x| x.to_bits() == u32::from_ne_bytes([POISON; 4])) {
+    let check = |who: &str, got: Vec<T>| {
+        let what = format!("{who} {} {} w={w} n={n}", T::NAME, v.name());
+        if let Some(i) = got.iter().position(|x| bytemuck::bytes_of(x).iter().all(|&b| b == POISON)) {
             return Some(format!("{what}: output {i} never written"));
         }
         let mut idx: Vec<usize> = (0..(2 * w).min(n)).chain(n.saturating_sub(2 * w)..n).collect();
         idx.extend((0..if n > 0 { 2000 } else { 0 }).map(|_| rng.random_range(0..n)));
         let (i, c) = idx.into_iter().map(|i| (i, want(i))).find(|(i, c)| !matches(got[*i], c))?;
-        Some(format!("{what}: output {i} = {:e}, reference {:e} ± {:e}", got[i], c.value, c.bound))
+        Some(format!("{what}: output {i} = {:e}, reference {:e} ± {:e}", got[i].to_f64(), c.value, c.bound))
     };
-    let launch = |m: Option<&PtxModule>, out: &mut DeviceViewMut<'_, f32>| Ok(conv.run_on(m, v, src, out)?.kernel);
+    let launch = |m: Option<&PtxModule>, out: &mut DeviceViewMut<'_, T>| Ok(conv.run_on(m, v, src, out)?.kernel);
     let label = if conv.precision() == Precision::Tf32 { TF32_LABEL } else { plan.variant.name() };
     let twin = twin.filter(|m| n > 0 && m.param_sizes(plan.kernel).is_ok());
     let (kernel, stats, twin) = run.verified(out, twin, launch, check)?;
@@ -446,11 +484,12 @@ fn twin_goal(goal: &str, cases: impl Iterator<Item = (f64, String)>) -> Goal {
     g
 }
 
-/// The goals of the 1D table (`f32`-accurate kernels at n = 2^27; twins at n ≥ 2^24) and of the 2D one
+/// The goals of the 1D table (`f32`-accurate kernels on `f32` data at n = 2^27; twins at n ≥ 2^24) and of the 2D one
 /// (on 8192²; twins on every image).
 fn goals_1d_2d(d1: &[Rec], d2: &[Rec]) -> Vec<Goal> {
     let at: At = |r| (num(r, "w") as usize, format!("w = {} ({})", num(r, "w"), text(r, "variant")));
-    let at27 = d1.iter().filter(|r| size(r, "n") == 1 << 27 && text(r, "variant") != TF32_LABEL);
+    let at27 = d1.iter().filter(|r| text(r, "dtype") == "f32" && size(r, "n") == 1 << 27);
+    let at27 = at27.filter(|r| text(r, "variant") != TF32_LABEL);
     let mut goals = Vec::new();
     for (what, w, pct) in [("widths <= 31", 0..=31, 85), ("every w <= 127", 0..=127, 85), ("w = 255", 255..=255, 70)] {
         let acc = if *w.end() == 31 { "" } else { "f32-accurate " };
