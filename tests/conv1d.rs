@@ -234,9 +234,40 @@ fn alternating_masks_each_use_their_own() {
     }
 }
 
+/// The shortest signal on which `Auto` takes the rows kernels for a
+/// `w`-tap mask of element type `ty` on sm_90 PTX (none: never), as
+/// measured on an H200 (`docs/wide-masks.md`).
+fn rows_crossover(ty: &str, w: usize) -> Option<usize> {
+    match (ty, w) {
+        ("f32", 1..=16) => Some(3 << 24),
+        ("f32", 17..=20) => Some(1 << 25),
+        ("f32", 21..=32) | ("f64", 1..=8) => Some(3 << 23),
+        ("f64", 9..=12) => Some(1 << 26),
+        _ => None,
+    }
+}
+
+/// `rows_auto_takes` (no device): the crossover table from sm_90 on, at
+/// both sides of every crossover, for every width to 70 taps; never before
+/// sm_90, nor for other element types.
+#[test]
+fn rows_auto_rule_by_type_width_and_length() {
+    for (ty, w) in ["f32", "f64"].into_iter().flat_map(|ty| (0..=70).map(move |w| (ty, w))) {
+        for n in [0, 1, 1 << 20, (3 << 23) - 1, 3 << 23, 1 << 25, 3 << 24, (1 << 26) - 1, 1 << 26, 1 << 30] {
+            let want = rows_crossover(ty, w).is_some_and(|min| n >= min);
+            assert_eq!(rows_auto_takes(90, ty, w, n), want, "{ty} w={w} n={n}");
+            assert_eq!(rows_auto_takes(100, ty, w, n), want, "{ty} w={w} n={n}");
+            assert!(!rows_auto_takes(80, ty, w, n) && !rows_auto_takes(70, ty, w, n), "{ty} w={w} n={n}");
+        }
+    }
+    assert!((1..=32).all(|w| rows_auto_takes(90, "f32", w, 1 << 27)) && !rows_auto_takes(90, "f32", 33, 1 << 30));
+    assert!((1..=12).all(|w| rows_auto_takes(90, "f64", w, 1 << 27)) && !rows_auto_takes(90, "f64", 13, 1 << 30));
+    assert!(["f16", "bf16", "u8", ""].iter().all(|ty| !rows_auto_takes(90, ty, 7, 1 << 30)));
+}
+
 /// The rows kernels (`Conv1dVariant::Rows`): `Auto` takes them for the
-/// `f32` widths, lengths and architectures `rows_auto_takes` names and
-/// nowhere else; over signals
+/// element types, widths, lengths and architectures `rows_auto_takes` names
+/// and nowhere else; over signals
 /// long enough that their launches draw tiles from the work counter, in
 /// every mode, both operations (an even width, whose convolution puts one
 /// tap fewer left of the centre), from an aligned view (vector copies) and
@@ -245,21 +276,22 @@ fn alternating_masks_each_use_their_own() {
 fn rows_kernels_on_long_signals_and_auto() {
     let gpu = gpu_or_skip!();
     let (mut rng, seed) = common::rng();
-    let (short, long) = (3 << 23, 3 << 24);
-    for w in [1, 2, 3, 15, 16, 22, 23, 31, 32, 33, 63] {
-        let conv = Conv1d::new(&gpu, &random::<f32>(&mut rng, w), ConvOp::Correlate, Boundary::Zero).unwrap();
-        for n in [1 << 20, short - 1, short, long - 1, long, 1 << 27] {
-            let got = conv.plan(Conv1dVariant::Auto, n).unwrap();
-            let long_enough = (3..=32).contains(&w) && n >= if w >= 23 { short } else { long };
-            let rows = long_enough && gpu.ptx_arch() >= 90;
-            assert_eq!(rows_auto_takes(gpu.ptx_arch(), "f32", w, n), rows, "w={w} n={n}");
-            // Older PTX keeps the fast kernel.
-            assert!(!rows_auto_takes(80, "f32", w, n) && rows_auto_takes(90, "f32", w, n) == long_enough);
-            assert_eq!(got.variant == Conv1dVariant::Rows, rows, "w={w} n={n}: {}", got.kernel);
-        }
+    let lengths = [1 << 20, 3 << 23, 1 << 25, 3 << 24, 1 << 26].map(|n: usize| [n - 1, n]).concat();
+    for w in [1, 2, 3, 8, 9, 12, 13, 15, 16, 17, 20, 21, 22, 23, 31, 32, 33, 63] {
+        let f32conv = Conv1d::new(&gpu, &random::<f32>(&mut rng, w), ConvOp::Correlate, Boundary::Zero).unwrap();
         let f64conv = Conv1d::new(&gpu, &random::<f64>(&mut rng, w), ConvOp::Correlate, Boundary::Zero).unwrap();
-        assert_ne!(f64conv.plan(Conv1dVariant::Auto, 1 << 27).unwrap().variant, Conv1dVariant::Rows, "f64 w={w}");
-        assert!(!rows_auto_takes(gpu.ptx_arch(), "f64", w, 1 << 27));
+        for &n in lengths.iter().chain(&[1 << 27]) {
+            let plans = [("f32", f32conv.plan(Conv1dVariant::Auto, n)), ("f64", f64conv.plan(Conv1dVariant::Auto, n))];
+            for (ty, got) in plans {
+                let (got, what) = (got.unwrap(), format!("{ty} w={w} n={n}"));
+                let long_enough = rows_crossover(ty, w).is_some_and(|min| n >= min);
+                let rows = long_enough && gpu.ptx_arch() >= 90;
+                assert_eq!(rows_auto_takes(gpu.ptx_arch(), ty, w, n), rows, "{what}");
+                // Older PTX keeps the fast kernel.
+                assert!(!rows_auto_takes(80, ty, w, n) && rows_auto_takes(90, ty, w, n) == long_enough, "{what}");
+                assert_eq!(got.variant == Conv1dVariant::Rows, rows, "{what}: {}", got.kernel);
+            }
+        }
     }
     let n = common::big((3 << 22) + 13, (1 << 16) + 13);
     let input: Vec<f32> = random(&mut rng, n);

@@ -306,8 +306,9 @@ pub fn gaussian_truncated<T: ConvElem>(sigma: f64, truncate: f64) -> Result<Vec<
 pub enum Conv1dVariant {
     /// The fastest variant that runs at this width: `Tensor` for `f32`
     /// masks of at least [`tensor_auto_min_taps`] taps where the device has
-    /// tensor cores, `Rows` for the `f32` widths, lengths and architectures
-    /// [`rows_auto_takes`] names, otherwise `Fast` (`TiledL2` when its shared tile does not fit).
+    /// tensor cores, `Rows` for the element types, widths, lengths and
+    /// architectures [`rows_auto_takes`] names, otherwise `Fast` (`TiledL2`
+    /// when its shared tile does not fit).
     Auto,
     /// Mask and inputs from global memory, one output per thread.
     Basic,
@@ -328,12 +329,12 @@ pub enum Conv1dVariant {
     /// The batched rows kernels ([`batch::Filter1d`]) with the signal as
     /// their one row: a tile of [`batch::ROWS_OUTPUTS`] ×
     /// [`batch::ROWS_GROUPS`] × [`batch::ROWS_THREADS`] outputs per block
-    /// and pass, taken by bulk copies on sm_90 (`cp.async` on sm_80), the
-    /// mask in shared memory, and compile-time forms up to
-    /// [`batch::ROWS_FIXED_MAX`] taps. `Auto` takes it for the `f32` widths,
-    /// lengths and architectures [`rows_auto_takes`] names. Its launch is planned on the device (the
-    /// occupancy query), so [`plan_1d`] does not plan it; it has no CUDA
-    /// C++ twin.
+    /// and pass, taken by bulk copies (`f32` on sm_90), `cp.async` (sm_80
+    /// and newer) or plain loads, the mask in shared memory, and
+    /// compile-time forms up to [`batch::ROWS_FIXED_MAX`] taps. `Auto` takes it for the element
+    /// types, widths, lengths and architectures [`rows_auto_takes`] names.
+    /// Its launch is planned on the device (the occupancy query), so
+    /// [`plan_1d`] does not plan it; it has no CUDA C++ twin.
     Rows,
 }
 
@@ -479,36 +480,51 @@ impl std::str::FromStr for Precision {
     }
 }
 
-/// The `f32` mask widths for which [`Conv1dVariant::Auto`] runs the rows
-/// kernels ([`Conv1dVariant::Rows`]) on long enough signals
-/// ([`rows_auto_min_len`]).
-pub const ROWS_AUTO_TAPS: std::ops::RangeInclusive<usize> = 3..=batch::ROWS_FIXED_MAX;
-
-/// The shortest `f32` signal for which [`Conv1dVariant::Auto`] runs a
-/// `w`-tap mask of [`ROWS_AUTO_TAPS`] on the rows kernels: 3·2²³ elements
-/// from 23 taps, 3·2²⁴ below. Their tiles are four times the fast kernel's
-/// (4096 outputs), so shorter signals keep fewer SMs busy. On an H200 the
-/// fast kernel led by 0.3–7 points of the floor at 2²⁴ elements; the rows
-/// kernels led by 1.1–2.2 points at these lengths, 1.5–8.2 at 2²⁶ and
-/// 3.3–11 at 2²⁷ (`docs/wide-masks.md`).
-pub const fn rows_auto_min_len(w: usize) -> usize {
-    if w >= 23 { 3 << 23 } else { 3 << 24 }
+/// The shortest signal for which [`Conv1dVariant::Auto`] runs a `w`-tap
+/// mask of element type `ty` on the rows kernels ([`Conv1dVariant::Rows`]),
+/// or `None` where it never does:
+///
+/// | `ty` | taps | from |
+/// | --- | --- | --- |
+/// | `f32` | 1–16 | 3·2²⁴ elements |
+/// | `f32` | 17–20 | 2²⁵ |
+/// | `f32` | 21–32 | 3·2²³ |
+/// | `f64` | 1–8 | 3·2²³ |
+/// | `f64` | 9–12 | 2²⁶ |
+///
+/// Their tiles are four times the fast kernel's (4096 outputs), so shorter
+/// signals keep fewer SMs busy. Measured on an H200 from 2²³ to 2²⁷
+/// elements (`docs/wide-masks.md`): at each of these lengths the rows
+/// kernels led at every measured width of its group in every run, or tied
+/// (within 0.1 point of the floor); at shorter ones the fast kernel led or
+/// the widths disagreed. At 2²⁷ they lead by 3.3–11 points in `f32` (3 to
+/// 32 taps) and 1.2–7.6 in `f64`. Wider `f32` masks run the rows kernels'
+/// general form, which loses to the tensor cores; in `f64` the fast kernel
+/// leads from 13 taps at every length (by 2.9–17.6 points).
+pub fn rows_auto_min_len(ty: &str, w: usize) -> Option<usize> {
+    match (ty, w) {
+        ("f32", 1..=16) => Some(3 << 24),
+        ("f32", 17..=20) => Some(1 << 25),
+        ("f32", 21..=batch::ROWS_FIXED_MAX) => Some(3 << 23),
+        ("f64", 1..=8) => Some(3 << 23),
+        ("f64", 9..=12) => Some(1 << 26),
+        _ => None,
+    }
 }
 
 /// The oldest PTX architecture on which [`Conv1dVariant::Auto`] takes the
-/// rows kernels: sm_90, where they take each tile by one bulk copy (the
-/// form the crossovers were measured with). Older PTX copies by `cp.async`
-/// (sm_80) or plain loads with no overlap (sm_70), and keeps the fast
-/// kernel.
+/// rows kernels: sm_90, where the crossovers were measured (there the
+/// `f32` kernels take each tile by one bulk copy, the `f64` ones by
+/// `cp.async`). Older PTX copies by `cp.async` (sm_80) or plain loads with
+/// no overlap (sm_70), and keeps the fast kernel.
 pub const ROWS_AUTO_MIN_SM: u32 = 90;
 
 /// Whether [`Conv1dVariant::Auto`] runs a `w`-tap mask of element type
 /// `ty` (`f32`, `f64`) over `n` elements on the rows kernels of PTX
-/// architecture `arch` ([`Gpu::ptx_arch`]): `f32` masks of
-/// [`ROWS_AUTO_TAPS`] over at least [`rows_auto_min_len`] elements, from
-/// [`ROWS_AUTO_MIN_SM`]; `f64` stays on the fast kernel.
+/// architecture `arch` ([`Gpu::ptx_arch`]): from [`ROWS_AUTO_MIN_SM`], over
+/// at least [`rows_auto_min_len`] elements.
 pub fn rows_auto_takes(arch: u32, ty: &str, w: usize, n: usize) -> bool {
-    arch >= ROWS_AUTO_MIN_SM && ty == "f32" && ROWS_AUTO_TAPS.contains(&w) && n >= rows_auto_min_len(w)
+    arch >= ROWS_AUTO_MIN_SM && rows_auto_min_len(ty, w).is_some_and(|min| n >= min)
 }
 
 /// The narrowest `f32` mask for which [`Conv1dVariant::Auto`] runs the
