@@ -77,7 +77,7 @@ pub struct Conv {
     #[arg(long, value_delimiter = ',')]
     pub batch: Option<Vec<String>>,
     /// Element types of the 1D part (f32, f64); the tensor-core kernels take f32 only.
-    #[arg(long, value_delimiter = ',', default_value = "f32")]
+    #[arg(long, value_delimiter = ',', default_value = "f32", value_parser = ["f32", "f64"])]
     pub dtype_1d: Vec<String>,
     /// Storage types of the batched workloads (f32, f64, f16, bf16, u8, u16).
     #[arg(long, value_delimiter = ',', default_value = "f32,bf16")]
@@ -212,11 +212,9 @@ impl Conv {
         if !skip && (widths.is_empty() || lengths.is_empty() || variants.is_empty() || self.dtype_1d.is_empty()) {
             return Err(run.bad_options("no widths, lengths, variants or --dtype-1d to run"));
         }
-        if let Some(d) = self.dtype_1d.iter().find(|d| !skip && !["f32", "f64"].contains(&d.as_str())) {
-            return Err(run.bad_options(format!("unknown --dtype-1d `{d}` (f32, f64)")));
-        }
         let part = Part1d { t, dtod, twin, widths: &widths, lengths: &lengths, variants: &variants };
         for dtype in self.dtype_1d.iter().filter(|_| !skip) {
+            // `f32` or `f64`: the only values the option parses.
             match dtype.as_str() {
                 "f32" => self.run_1d_of::<f32>(run, &part, rng)?,
                 _ => self.run_1d_of::<f64>(run, &part, rng)?,
@@ -611,8 +609,10 @@ mod tests {
         let c: Conv = parse(&["--quick", "--lengths=2^10,3000", "--mode=wrap", "--variants=fast,tensor"]).unwrap();
         assert_eq!((c.lengths, c.mode, c.seed, c.common.quick), (Some(vec![1024, 3000]), Boundary::Wrap, 2026, true));
         let want = (Some(vec![Conv1dVariant::Fast, Conv1dVariant::Tensor]), "f32,bf16".to_string());
-        assert_eq!((c.variants, c.dtype.join(",")), want);
-        for bad in ["--only-1d --only-2d", "--only-batch --only-2d", "--mode=x", "--variants=y"] {
+        assert_eq!((c.variants, c.dtype.join(","), c.dtype_1d.join(",")), (want.0, want.1, "f32".to_string()));
+        assert_eq!(parse::<Conv>(&["--dtype-1d=f64,f32"]).unwrap().dtype_1d, ["f64", "f32"]);
+        let bad = ["--only-1d --only-2d", "--only-batch --only-2d", "--mode=x", "--variants=y", "--dtype-1d=f16"];
+        for bad in bad.into_iter().chain(["--dtype-1d=f32,bf16", "--dtype-1d="]) {
             assert!(parse::<Conv>(&bad.split(' ').collect::<Vec<_>>()).is_err(), "{bad}");
         }
     }
