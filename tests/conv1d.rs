@@ -247,13 +247,19 @@ fn rows_crossover(ty: &str, w: usize) -> Option<usize> {
     }
 }
 
+/// Both sides of every crossover length of [`rows_crossover`] (and of
+/// 2²⁰).
+fn crossover_sides() -> Vec<usize> {
+    [1 << 20, 3 << 23, 1 << 25, 3 << 24, 1 << 26].map(|n: usize| [n - 1, n]).concat()
+}
+
 /// `rows_auto_takes` (no device): the crossover table from sm_90 on, at
 /// both sides of every crossover, for every width to 70 taps; never before
 /// sm_90, nor for other element types.
 #[test]
 fn rows_auto_rule_by_type_width_and_length() {
     for (ty, w) in ["f32", "f64"].into_iter().flat_map(|ty| (0..=70).map(move |w| (ty, w))) {
-        for n in [0, 1, 1 << 20, (3 << 23) - 1, 3 << 23, 1 << 25, 3 << 24, (1 << 26) - 1, 1 << 26, 1 << 30] {
+        for n in [0, 1].into_iter().chain(crossover_sides()).chain([1 << 27, 1 << 30]) {
             let want = rows_crossover(ty, w).is_some_and(|min| n >= min);
             assert_eq!(rows_auto_takes(90, ty, w, n), want, "{ty} w={w} n={n}");
             assert_eq!(rows_auto_takes(100, ty, w, n), want, "{ty} w={w} n={n}");
@@ -276,19 +282,15 @@ fn rows_auto_rule_by_type_width_and_length() {
 fn rows_kernels_on_long_signals_and_auto() {
     let gpu = gpu_or_skip!();
     let (mut rng, seed) = common::rng();
-    let lengths = [1 << 20, 3 << 23, 1 << 25, 3 << 24, 1 << 26].map(|n: usize| [n - 1, n]).concat();
     for w in [1, 2, 3, 8, 9, 12, 13, 15, 16, 17, 20, 21, 22, 23, 31, 32, 33, 63] {
         let f32conv = Conv1d::new(&gpu, &random::<f32>(&mut rng, w), ConvOp::Correlate, Boundary::Zero).unwrap();
         let f64conv = Conv1d::new(&gpu, &random::<f64>(&mut rng, w), ConvOp::Correlate, Boundary::Zero).unwrap();
-        for &n in lengths.iter().chain(&[1 << 27]) {
+        for n in crossover_sides().into_iter().chain([1 << 27]) {
             let plans = [("f32", f32conv.plan(Conv1dVariant::Auto, n)), ("f64", f64conv.plan(Conv1dVariant::Auto, n))];
             for (ty, got) in plans {
                 let (got, what) = (got.unwrap(), format!("{ty} w={w} n={n}"));
-                let long_enough = rows_crossover(ty, w).is_some_and(|min| n >= min);
-                let rows = long_enough && gpu.ptx_arch() >= 90;
-                assert_eq!(rows_auto_takes(gpu.ptx_arch(), ty, w, n), rows, "{what}");
-                // Older PTX keeps the fast kernel.
-                assert!(!rows_auto_takes(80, ty, w, n) && rows_auto_takes(90, ty, w, n) == long_enough, "{what}");
+                // The table from sm_90 PTX on (the rule itself: `rows_auto_rule_by_type_width_and_length`).
+                let rows = gpu.ptx_arch() >= 90 && rows_crossover(ty, w).is_some_and(|min| n >= min);
                 assert_eq!(got.variant == Conv1dVariant::Rows, rows, "{what}: {}", got.kernel);
             }
         }

@@ -331,8 +331,9 @@ pub enum Conv1dVariant {
     /// [`batch::ROWS_GROUPS`] × [`batch::ROWS_THREADS`] outputs per block
     /// and pass, taken by bulk copies (`f32` on sm_90), `cp.async` (sm_80
     /// and newer) or plain loads, the mask in shared memory, and
-    /// compile-time forms up to [`batch::ROWS_FIXED_MAX`] taps. `Auto` takes it for the element
-    /// types, widths, lengths and architectures [`rows_auto_takes`] names.
+    /// compile-time forms up to [`batch::ROWS_FIXED_MAX`] taps. `Auto` takes
+    /// it for the element types, widths, lengths and architectures
+    /// [`rows_auto_takes`] names.
     /// Its launch is planned on the device (the occupancy query), so
     /// [`plan_1d`] does not plan it; it has no CUDA C++ twin.
     Rows,
