@@ -76,6 +76,10 @@ pub struct Conv {
     /// Batched depthwise workloads ROWSxLEN@W, comma-separated, or `default` (64x2^21@31,1024x2^17@7).
     #[arg(long, value_delimiter = ',')]
     pub batch: Option<Vec<String>>,
+    /// Elements between the 1D buffers' (256-byte aligned) starts and the views the kernels take: 1 puts them 4
+    /// (f32) or 8 (f64) bytes off 16-byte alignment.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16))]
+    pub offset_1d: u16,
     /// Element types of the 1D part (f32, f64); the tensor-core kernels take f32 only.
     #[arg(long, value_delimiter = ',', default_value = "f32", value_parser = ["f32", "f64"])]
     pub dtype_1d: Vec<String>,
@@ -230,11 +234,13 @@ impl Conv {
         part: &Part1d<'_>,
         rng: &mut StdRng,
     ) -> BenchResult<()> {
-        let n_max = part.lengths.iter().copied().max().unwrap_or(0);
-        let host: Vec<T> = (0..n_max).map(|_| T::from_f64(rng.random_range(-1.0f64..1.0))).collect();
-        let input = run.gpu.upload(&host)?;
-        // SAFETY: every element is written by a kernel (or poisoned) before it is read.
-        let mut output = unsafe { run.gpu.alloc_uninit::<T>(n_max)? };
+        let (n_max, at) = (part.lengths.iter().copied().max().unwrap_or(0), usize::from(self.offset_1d));
+        // The views start `at` elements in: the elements before them are input too (random, never read by a view's
+        // boundary modes) and output never written.
+        let held: Vec<T> = (0..at + n_max).map(|_| T::from_f64(rng.random_range(-1.0f64..1.0))).collect();
+        let (input, host) = (run.gpu.upload(&held)?, &held[at..]);
+        // SAFETY: every element of the views is written by a kernel (or poisoned) before it is read.
+        let mut output = unsafe { run.gpu.alloc_uninit::<T>(at + n_max)? };
         for &w in part.widths {
             let mask: Vec<T> = (0..w).map(|_| T::from_f64(rng.random_range(-1.0f64..1.0))).collect();
             let conv = Conv1d::new(run.gpu, &mask, ConvOp::Correlate, self.mode)?;
@@ -244,13 +250,16 @@ impl Conv {
                 run.line(format!("{} w = {w}: no tensor-core rows: {why}", T::NAME));
             }
             for &n in part.lengths {
-                let (src, mut out, mut timed) = (input.view(0..n)?, output.view_mut(0..n)?, Vec::new());
+                let (src, mut out, mut timed) = (input.view(at..at + n)?, output.view_mut(at..at + n)?, Vec::new());
                 for &v in part.variants.iter().filter(|&&v| v != Conv1dVariant::Tensor || tensor.is_ok()) {
                     for c in [&conv, &tf32].into_iter().take(if v == Conv1dVariant::Tensor { 2 } else { 1 }) {
                         timed.push(measure_1d(run, c, v, (&host[..n], &src, &mut out), part.twin, rng)?);
                     }
                 }
-                let lead = Rec::new().text("dtype", T::NAME).int("w", w).text("n", pow2(n));
+                let mut lead = Rec::new().text("dtype", T::NAME).int("w", w).text("n", pow2(n));
+                if at > 0 {
+                    lead = lead.int("offset", at);
+                }
                 record(run, part.t, lead, timed, (2 * n * size_of::<T>()) as f64, &part.dtod);
             }
         }
