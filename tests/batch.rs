@@ -22,7 +22,7 @@ use coalesce::conv::batch::{
 use coalesce::conv::reference_batch::{filter1d, first_mismatch};
 use coalesce::conv::{Boundary, ConvElem, ConvOp};
 use coalesce::half::{bf16, f16};
-use coalesce::{Error, Gpu};
+use coalesce::{DevicePtr, Error, Gpu};
 use rand::Rng;
 use rand::rngs::StdRng;
 
@@ -92,6 +92,11 @@ fn run_case_with<S: Sample>(
     let src = d_in.view(offset..in_len).unwrap();
     let mut dst = d_out.view_mut(offset..out_len).unwrap();
     let plan = filter.run(&src, &mut dst, shape).unwrap_or_else(|e| panic!("{what}: {e}"));
+    // Vector access exactly when every row starts on 16 bytes (the buffers
+    // start on 256): a single row's pitch never counts.
+    let bytes = |elems: usize| elems * std::mem::size_of::<S>();
+    let rows_aligned = shape.rows <= 1 || bytes(shape.in_pitch) % 16 == 0 && bytes(shape.out_pitch) % 16 == 0;
+    assert_eq!(plan.vector, bytes(offset) % 16 == 0 && rows_aligned, "{what}: {plan:?}");
     let got = d_out.to_vec().unwrap();
     let values: Vec<f64> = input[offset..].iter().map(|v| v.to_f64()).collect();
     let reference: Vec<f64> = filter.taps().iter().map(|t| t.to_f64()).collect();
@@ -566,6 +571,27 @@ fn integer_rounding_ties_to_even_and_saturation() {
     f.run(&d_in.as_view(), &mut d_out.as_view_mut(), Shape::signal(256)).unwrap();
     let got = d_out.to_vec().unwrap();
     assert_eq!((got[5], got[7]), (2, 4));
+}
+
+/// `Shape::vector_access` (no device): both bases on 16 bytes, and the
+/// pitches too once there is more than one row.
+#[test]
+fn vector_access_rule() {
+    let (a, b) = (DevicePtr(1 << 20), DevicePtr(3 << 20));
+    for size in [1, 2, 4, 8] {
+        // One row: any length, the pitch never applies.
+        for n in [1, 3, 5, 1001, (1 << 27) + 1] {
+            assert!(Shape::signal(n).vector_access(a, b, size), "size {size} n {n}");
+            assert!(!Shape::signal(n).vector_access(DevicePtr(a.0 + size as u64), b, size), "size {size} n {n}");
+            assert!(!Shape::signal(n).vector_access(a, DevicePtr(b.0 + 8), size), "size {size} n {n}");
+        }
+        let whole = 16 / size;
+        assert!(Shape::new(2, whole).vector_access(a, b, size));
+        assert!(Shape::new(3, 1).with_pitches(whole, 2 * whole).vector_access(a, b, size));
+        assert!(!Shape::new(2, whole + 1).vector_access(a, b, size), "size {size}");
+        assert!(!Shape::new(2, 1).with_pitches(whole, whole + 1).vector_access(a, b, size), "size {size}");
+        assert!(!Shape::new(2, 1).with_pitches(whole + 1, whole).vector_access(a, b, size), "size {size}");
+    }
 }
 
 /// Four threads, each with its own stream and type, over the same GPU.

@@ -231,6 +231,16 @@ impl Shape {
         Shape { in_pitch, out_pitch, ..self }
     }
 
+    /// Whether the rows kernels may load and store 16 bytes at a time
+    /// ([`BatchPlan::vector`]) on arrays of `size`-byte elements at
+    /// `input` and `output`: every row of both starts on 16 bytes (the
+    /// bases do, and with more than one row so do the pitches; a single
+    /// row's pitch never applies, whatever its length).
+    pub fn vector_access(self, input: DevicePtr, output: DevicePtr, size: usize) -> bool {
+        let pitched = |pitch: usize| self.rows <= 1 || pitch.saturating_mul(size).is_multiple_of(16);
+        input.0.is_multiple_of(16) && output.0.is_multiple_of(16) && pitched(self.in_pitch) && pitched(self.out_pitch)
+    }
+
     /// Elements a buffer needs to hold these rows at `pitch`.
     fn extent(self, pitch: usize) -> Option<usize> {
         if self.rows == 0 || self.cols == 0 {
@@ -703,9 +713,7 @@ impl<S: Sample> Filter1d<S> {
         output.check_gpu(&self.gpu, "filter1d")?;
         shape.check(input.len(), output.len())?;
         let (src, dst) = (input.device_ptr(), output.device_ptr());
-        let size = std::mem::size_of::<S>();
-        let aligned = |p: DevicePtr, pitch: usize| p.0.is_multiple_of(16) && (pitch * size).is_multiple_of(16);
-        let vector = aligned(src, shape.in_pitch) && aligned(dst, shape.out_pitch);
+        let vector = shape.vector_access(src, dst, std::mem::size_of::<S>());
         let plan = self.plan_with(shape, vector, part)?;
         if plan.signals == 0 || plan.len == 0 {
             return Ok(plan);

@@ -48,9 +48,10 @@
 //! one mask for all, `w`: one per signal); `left` taps left of the
 //! centre; `mode` a [`Boundary`](super::Boundary) raw value, with `cval`
 //! the value outside the input in constant mode ([`Boundary::Zero`]
-//! with `cval = 0` is the zero mode); `flags` bit [`FLAG_VECTOR`]: both
-//! arrays' bases are 16-byte aligned and both pitches are multiples of
-//! 16 bytes (the rows kernels then load and store in vectors).
+//! with `cval = 0` is the zero mode); `flags` bit [`FLAG_VECTOR`]: every
+//! row of both arrays starts on 16 bytes (both bases do and, with more
+//! than one row, both pitches are multiples of 16 bytes; the rows kernels
+//! then load and store in vectors).
 //!
 //! [`Boundary::Zero`]: super::Boundary::Zero
 
