@@ -52,7 +52,7 @@ fn check_one<T: ConvElem + Default>(
     offset: usize,
     want: &[Checked],
     what: &str,
-) {
+) -> coalesce::conv::Conv1dPlan {
     let n = input.len();
     let mut padded = vec![T::default(); offset];
     padded.extend_from_slice(input);
@@ -70,6 +70,7 @@ fn check_one<T: ConvElem + Default>(
     for (i, b) in bytemuck::cast_slice::<T, u8>(&got[..offset]).iter().enumerate() {
         assert_eq!(*b, common::POISON, "{what}: byte {i} before the output view was overwritten");
     }
+    plan
 }
 
 fn sweep<T: ConvElem + Default>(test: &str, gpu: &Gpu, widths: &[usize]) {
@@ -311,6 +312,21 @@ fn rows_kernels_on_long_signals_and_auto() {
             }
         }
     }
+    // Auto on a signal of odd length past the crossover: the rows kernels
+    // from views that start on 16 bytes, the fast kernel from views one
+    // element in (the rows kernels would copy element by element).
+    let n = common::big((3 << 23) + 1, (1 << 16) + 1);
+    let input: Vec<f32> = random(&mut rng, n);
+    let conv = Conv1d::new(&gpu, &random::<f32>(&mut rng, 27), ConvOp::Correlate, Boundary::Reflect).unwrap();
+    let want = correlate1d_checked(&input, conv.taps(), conv.left(), Boundary::Reflect).unwrap();
+    let rows = gpu.ptx_arch() >= 90 && rows_crossover("f32", 27).is_some_and(|min| n >= min);
+    for (offset, want_rows) in [(0, rows), (1, false), (2, false), (4, rows)] {
+        let what = format!("seed={seed} Auto w=27 n={n} offset={offset}");
+        let plan = check_one(&gpu, &conv, Conv1dVariant::Auto, &input, offset, &want, &what);
+        assert_eq!(plan.variant == Conv1dVariant::Rows, want_rows, "{what}: {}", plan.kernel);
+        assert_eq!(conv.plan_views(Conv1dVariant::Auto, n, offset % 4 == 0).unwrap(), plan, "{what}");
+    }
+    assert_eq!(conv.plan(Conv1dVariant::Auto, n).unwrap().variant == Conv1dVariant::Rows, rows);
 }
 
 #[test]

@@ -307,7 +307,8 @@ pub enum Conv1dVariant {
     /// The fastest variant that runs at this width: `Tensor` for `f32`
     /// masks of at least [`tensor_auto_min_taps`] taps where the device has
     /// tensor cores, `Rows` for the element types, widths, lengths and
-    /// architectures [`rows_auto_takes`] names, otherwise `Fast` (`TiledL2`
+    /// architectures [`rows_auto_takes`] names when both views start on 16
+    /// bytes (the rows kernels' vector copies), otherwise `Fast` (`TiledL2`
     /// when its shared tile does not fit).
     Auto,
     /// Mask and inputs from global memory, one output per thread.
@@ -794,7 +795,19 @@ impl<T: ConvElem> Conv1d<T> {
     /// [`Conv1dVariant::Rows`] (or of `Auto` where it takes them) builds
     /// the rows filter: its taps are uploaded and its work counter
     /// allocated, so that plan can fail as an allocation does.
+    ///
+    /// `Auto` is planned for views that start on 16 bytes
+    /// ([`Conv1d::plan_views`] for others).
     pub fn plan(&self, variant: Conv1dVariant, n: usize) -> Result<Conv1dPlan> {
+        self.plan_views(variant, n, true)
+    }
+
+    /// [`Conv1d::plan`] for views of `n` elements that both start on 16
+    /// bytes (`aligned`) or not: `Auto` takes the rows kernels only for
+    /// aligned views, since others run their element-by-element copies
+    /// (measured: `docs/wide-masks.md`). [`Conv1d::run`] plans with its
+    /// views' addresses.
+    pub fn plan_views(&self, variant: Conv1dVariant, n: usize, aligned: bool) -> Result<Conv1dPlan> {
         let w = self.taps.len();
         let variant = match variant {
             Conv1dVariant::Tensor => {
@@ -804,7 +817,9 @@ impl<T: ConvElem> Conv1d<T> {
             Conv1dVariant::Auto if w >= tensor_auto_min_taps(self.precision) && self.tensor_support().is_ok() => {
                 Conv1dVariant::Tensor
             }
-            Conv1dVariant::Auto if rows_auto_takes(self.gpu.ptx_arch(), T::NAME, w, n) => Conv1dVariant::Rows,
+            Conv1dVariant::Auto if aligned && rows_auto_takes(self.gpu.ptx_arch(), T::NAME, w, n) => {
+                Conv1dVariant::Rows
+            }
             v => v,
         };
         if variant == Conv1dVariant::Rows {
@@ -852,7 +867,8 @@ impl<T: ConvElem> Conv1d<T> {
             return Err(Error::LengthMismatch { op: "conv1d", expected: input.len(), got: output.len() });
         }
         let n = input.len();
-        let plan = self.plan(variant, n)?;
+        let aligned = input.device_ptr().0.is_multiple_of(16) && output.device_ptr().0.is_multiple_of(16);
+        let plan = self.plan_views(variant, n, aligned)?;
         if plan.variant == Conv1dVariant::Rows {
             if module.is_some() {
                 return Err(Error::Unsupported { op: "conv1d", message: "the rows kernels have no C++ twin".into() });
