@@ -620,8 +620,10 @@ mod tests {
         let want = (Some(vec![Conv1dVariant::Fast, Conv1dVariant::Tensor]), "f32,bf16".to_string());
         assert_eq!((c.variants, c.dtype.join(","), c.dtype_1d.join(",")), (want.0, want.1, "f32".to_string()));
         assert_eq!(parse::<Conv>(&["--dtype-1d=f64,f32"]).unwrap().dtype_1d, ["f64", "f32"]);
+        assert_eq!((c.offset_1d, parse::<Conv>(&["--offset-1d=3"]).unwrap().offset_1d), (0, 3));
         let bad = ["--only-1d --only-2d", "--only-batch --only-2d", "--mode=x", "--variants=y", "--dtype-1d=f16"];
-        for bad in bad.into_iter().chain(["--dtype-1d=f32,bf16", "--dtype-1d="]) {
+        for bad in bad.into_iter().chain(["--dtype-1d=f32,bf16", "--dtype-1d=", "--offset-1d=-1", "--offset-1d=65536"])
+        {
             assert!(parse::<Conv>(&bad.split(' ').collect::<Vec<_>>()).is_err(), "{bad}");
         }
     }
