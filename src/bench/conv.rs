@@ -425,7 +425,7 @@ fn measure_1d<T: ConvElem + Default>(
     rng: &mut StdRng,
 ) -> BenchResult<Timed> {
     // Planned as `run` plans it: `Auto` looks at the views' addresses (--offset-1d).
-    let aligned = src.device_ptr().0.is_multiple_of(16) && out.device_ptr().0.is_multiple_of(16);
+    let aligned = crate::conv::rows_vector_views(src, out);
     let (n, w, left, plan) = (host.len(), conv.width(), conv.left(), conv.plan_views(v, host.len(), aligned)?);
     let (lg, rg) = ghosts(host, left, w - 1 - left, conv.mode());
     // Position `p` of the input extended by `left` ghost cells.

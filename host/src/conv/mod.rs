@@ -514,6 +514,14 @@ pub fn rows_auto_min_len(ty: &str, w: usize) -> Option<usize> {
     }
 }
 
+/// Whether the rows kernels would take `input` and `output` (one signal)
+/// with their 16-byte copies and stores ([`batch::Shape::vector_access`]):
+/// the `aligned` argument of [`Conv1d::plan_views`] that [`Conv1d::run`]
+/// passes.
+pub fn rows_vector_views<T: DeviceCopy>(input: &DeviceView<T>, output: &DeviceViewMut<T>) -> bool {
+    batch::Shape::signal(input.len()).vector_access(input.device_ptr(), output.device_ptr(), std::mem::size_of::<T>())
+}
+
 /// The oldest PTX architecture on which [`Conv1dVariant::Auto`] takes the
 /// rows kernels: sm_90, where the crossovers were measured (there the
 /// `f32` kernels take each tile by one bulk copy, the `f64` ones by
@@ -867,8 +875,7 @@ impl<T: ConvElem> Conv1d<T> {
             return Err(Error::LengthMismatch { op: "conv1d", expected: input.len(), got: output.len() });
         }
         let n = input.len();
-        let aligned = input.device_ptr().0.is_multiple_of(16) && output.device_ptr().0.is_multiple_of(16);
-        let plan = self.plan_views(variant, n, aligned)?;
+        let plan = self.plan_views(variant, n, rows_vector_views(input, output))?;
         if plan.variant == Conv1dVariant::Rows {
             if module.is_some() {
                 return Err(Error::Unsupported { op: "conv1d", message: "the rows kernels have no C++ twin".into() });
