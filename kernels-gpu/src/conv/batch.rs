@@ -247,8 +247,9 @@ pub const fn rows_next_tile(b: usize, fixed: usize, grid: usize, spread: bool) -
     }
 }
 
-/// Bytes of a rows kernel's work counter's draw, passed from thread 0 to
-/// the block: after the fragment table in the tensor form, after the
+/// Bytes of a rows kernel's work counter's draws, passed from thread 0 to
+/// the block (one 32-bit word in the FMA form, two taken in turn in the
+/// tensor form): after the fragment table in the tensor form, after the
 /// staging ring in the FMA form.
 pub const ROWS_DRAW_BYTES: usize = 16;
 
@@ -1028,7 +1029,7 @@ pub(in crate::conv) mod kernels {
         // written there (the slot holds one chunk more than a tile's
         // inputs fill, and they fill ⌈left / V⌉ chunks fewer).
         let room = |c: Cursor| if TC > 0 && c.tile == 0 { a.left.div_ceil(S::V) } else { 0 };
-        // The word through which thread 0 passes the work counter's draws
+        // The words through which thread 0 passes the work counter's draws
         // (after the staging ring, and the tensor form's fragment table).
         let table_bytes = if TC > 0 { super::super::batch_tensor::RT_TABLE_BYTES as u32 } else { 0 };
         let draw = staging + stages as u32 * stage_bytes + table_bytes;
@@ -1197,9 +1198,20 @@ pub(in crate::conv) mod kernels {
         let mut current = usize::MAX;
         // The block's tiles before this run (counted with bulk copies).
         let mut started = 0usize;
+        // The tensor form draws its next run a tile ahead: when the tile
+        // whose copy it starts is its run's last, thread 0 draws then, and
+        // the block reads the draw after the next barrier, in time to start
+        // the copy of the drawn run's first tile while it computes the
+        // run's last (the draw, its barrier and that copy's wait were
+        // otherwise paid at every run's end). Draws alternate between two
+        // words (a run may be one tile long: thread 0 then draws again
+        // after the barrier at which the block reads the previous draw).
+        // `drew`: a draw is pending; `finished`: a draw found no tiles left
+        // (the block's one failed draw).
+        let (mut draws, mut drew, mut finished) = (0u32, false, false);
         // The block's runs: its own, then what it draws.
         loop {
-            let (first, end) = run;
+            let (first, mut end) = run;
             // This run's tile `cur` is the block's tile `i`.
             let mut i = if bulk { started } else { 0 };
             // `ahead`: the tile stages − 1 steps ahead of `cur`.
@@ -1210,6 +1222,9 @@ pub(in crate::conv) mod kernels {
             }
             let mut cur = first;
             while cur.b < end {
+                // The tensor form's tile after `cur` (the first of a drawn
+                // run after a run's last), worked out at its barrier.
+                let mut after = cur;
                 if direct {
                     // The direct kernels read tile b from its slot until
                     // the end of this pass: the next copy (into the
@@ -1269,10 +1284,43 @@ pub(in crate::conv) mod kernels {
                     unsafe { sync_threads() };
                     // With two stages the tile ahead is the next one: no
                     // second cursor to keep in registers.
-                    let next = advance(cur);
+                    let mut next = advance(cur);
+                    if drew && next.b >= end {
+                        // This run ends with `cur`: the draw made a tile ago
+                        // (visible after the barrier above).
+                        // SAFETY: written by thread 0 before the barrier.
+                        let lo = unsafe { <u32 as crate::dev::shared::SharedElem>::ld_shared(draw + 4 * (draws & 1)) }
+                            as usize
+                            * super::ROWS_DRAW_TILES;
+                        draws += 1;
+                        drew = false;
+                        if lo < drawn {
+                            // Fewer than 2^32 tiles: a 32-bit division.
+                            next = cursor32(fixed + lo);
+                            end = fixed + (lo + super::ROWS_DRAW_TILES).min(drawn);
+                        } else {
+                            finished = true;
+                        }
+                    }
                     issue((i + 1) % 2, next, end);
                     #[cfg(target_feature = "sm_90")]
                     prefetch_after(next, end);
+                    after = next;
+                    if drawn > 0
+                        && !finished
+                        && next.b < end
+                        && super::rows_next_tile(next.b, fixed, grid, spread) >= end
+                    {
+                        // `next` is its run's last tile: draw the run after it.
+                        if t == 0 {
+                            // SAFETY: as the draw below.
+                            let k = unsafe { crate::dev::atomic::add_u32(a.sched, 1) };
+                            // SAFETY: the word of this draw's parity (the one
+                            // read after the barrier above is the other).
+                            unsafe { <u32 as crate::dev::shared::SharedElem>::st_shared(draw + 4 * (draws & 1), k) };
+                        }
+                        drew = true;
+                    }
                 }
                 let (row, tile_start) = (cur.row, cur.tile * tile);
                 let origin = tile_start as isize - left;
@@ -1668,18 +1716,21 @@ pub(in crate::conv) mod kernels {
                         }
                     }
                 }
-                cur = advance(cur);
+                cur = if TC > 0 { after } else { advance(cur) };
                 i += 1;
             }
             started = i;
             pipeline::wait_group::<0>();
-            if drawn == 0 {
+            if drawn == 0 || finished {
                 break;
             }
-            // The next run: thread 0 draws it and passes it on through shared
-            // memory (one word after the fragment table; the next draw writes
-            // it after the barriers of at least one more tile).
-            let at = draw;
+            // The next run, when none was drawn ahead (the FMA form; the
+            // tensor form's walk of no tiles): thread 0 draws it and passes
+            // it on through shared memory (a word after the fragment table;
+            // the next draw into it comes after the barriers of at least one
+            // more tile).
+            let at = if TC > 0 { draw + 4 * (draws & 1) } else { draw };
+            draws += 1;
             if t == 0 {
                 // SAFETY: drawn > 0: the host passes the counter's two words,
                 // which every block accesses atomically only.
