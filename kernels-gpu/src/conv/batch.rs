@@ -1355,7 +1355,7 @@ pub(in crate::conv) mod kernels {
                             // SAFETY: the signal's w taps at the region (as
                             // above); the table follows the staging ring
                             // (rows_tc_shared_bytes).
-                            unsafe { tc::write_fragments::<TC>(table, s.addr_of(span), w, e, t as u32) };
+                            unsafe { tc::write_fragments::<TC>(table, s.addr_of(span), w, e, t as u32, half) };
                         }
                         // SAFETY: block-uniform (row is); the table is complete
                         // after it.

@@ -20,7 +20,9 @@
 //! (16S × 8, a band of the taps, the same for every group of the signal):
 //! `S` = [`rt_max_steps`] `mma.m16n8k16` per group and part of the taps,
 //! the last one an `mma.m16n8k8` on its first 8 inputs when the band
-//! leaves the other 8 empty ([`rt_half_last`]).
+//! leaves the other 8 empty ([`rt_half_last`]): for the head part, and one
+//! `mma.m16n8k16` for the two small parts together (those 8 inputs twice
+//! against the two parts' taps).
 //! Each lane's `A` registers are four 32-bit shared loads (32 neighbouring
 //! words across the warp, conflict-free) or, for masks of 25 to 32 taps,
 //! one `ldmatrix.x4` (8 rows of 16 bytes per phase, 128 contiguous bytes);
@@ -32,12 +34,16 @@
 //!
 //! The inputs are bf16 already, so only the taps are split: `m = h + u + l`
 //! with each part the remainder rounded to bf16 (nearest), leaving at most
-//! `2^−27·|m|`. The head products accumulate in one `f32` accumulator, the
-//! two small ones in another, added once at the end: every product is
-//! exact, and the tensor core rounds each step's sum (toward zero) to
-//! `f32`, so an output carries about `(2S + 1)·2^−24` of `Σ|terms|`, within
-//! the `(w + 1)·2^−24` bound of the FMA kernels for every mask of at least
-//! [`RT_MIN_TAPS`] taps.
+//! `2^−27·|m|`. Every product is exact, and the tensor core rounds each
+//! `mma`'s sum (toward zero) to `f32`, less than `2^−23` of the sum so far.
+//! In the 1- and 2-step kernels the head products accumulate in one `f32`
+//! accumulator, the two small ones in another, added once at the end: an
+//! output carries about `(2S + 1)·2^−24` of `Σ|terms|`. The 3-step kernel
+//! (masks of 25 to 32 taps) has room for one accumulator for all three
+//! parts ([`rt_one_accumulator`]): its at most 9 `mma` (8 with the half
+//! step, whose two small parts are one `mma`) carry at most `18·2^−24`.
+//! Both are within the `(w + 1)·2^−24` bound of the FMA kernels for every
+//! mask they serve ([`rt_error_units`]), from [`RT_MIN_TAPS`] taps on.
 //!
 //! Tiles at a row's ends whose outputs lie in the row take the same path:
 //! the block writes the ghost cells (through the boundary mode, exact in
@@ -121,6 +127,22 @@ pub const fn rt_half_last(steps: usize, w: usize, left: usize) -> bool {
     steps >= 2 && w + rt_lead(steps, left) + 7 + 8 <= 16 * steps
 }
 
+/// Whether the kernel of `steps` steps sums all three parts of the taps'
+/// split in one accumulator (the 3-step kernel): a sum fewer per output
+/// and 8 registers fewer per pair of groups (on an H200, 64 × 2²¹ bf16 at
+/// w = 31 went from 83.0–84.2% of the floor to 85.5–85.8%).
+pub const fn rt_one_accumulator(steps: usize) -> bool {
+    steps >= 3
+}
+
+/// The error bound of the tensor form's sums, in units of `2^−24·Σ|terms|`
+/// (see the module docs): with one accumulator, `2^−23` for each of its
+/// `mma` (three per full step, two for a half last step); with two, `2^−23`
+/// for each of the heads' `mma` and `2^−24` for adding the accumulators.
+pub const fn rt_error_units(steps: usize, half: bool) -> usize {
+    if rt_one_accumulator(steps) { 2 * (3 * steps - if half { 1 } else { 0 }) } else { 2 * steps + 1 }
+}
+
 /// The steps of the kernel for masks of `chunks` chunks of 4 taps,
 /// `conv1d_rows_tc{steps}_bf16` (a compile-time count, so
 /// the shared loads of all steps issue ahead of the `mma`): those of the
@@ -133,6 +155,26 @@ pub const fn rt_max_steps(chunks: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The tensor form's sums stay within the FMA kernels' error bound,
+    /// `(w + 1)·2^−24·Σ|terms|`, for every width and origin it serves, with
+    /// the half last step or without; at the goal's 31 taps with one
+    /// accumulator, 16 units against 32.
+    #[test]
+    fn sums_within_the_fma_bound() {
+        for w in RT_MIN_TAPS..=32 {
+            let steps = rt_max_steps(w.div_ceil(4));
+            for left in 0..w {
+                let half = rt_half_last(steps, w, left);
+                let units = rt_error_units(steps, half);
+                assert!(units <= w + 1, "w = {w}, left = {left}: {units} units of 2^-24 > {}", w + 1);
+            }
+        }
+        assert_eq!(
+            (rt_error_units(3, true), rt_error_units(3, false), rt_error_units(2, true), rt_error_units(1, false)),
+            (16, 18, 5, 3)
+        );
+    }
 
     /// Every mask the host sends to the tensor form fits its kernel's
     /// steps, whatever the lead: `conv1d_rows_tc{S}_bf16` with
@@ -171,6 +213,7 @@ mod tests {
             }
         }
         assert!(rt_half_last(3, 31, 15) && rt_half_last(2, 12, 6) && rt_half_last(3, 32, 16));
+        assert!(rt_one_accumulator(3) && !rt_one_accumulator(2) && !rt_one_accumulator(1));
         assert!(!rt_half_last(3, 32, 14) && !rt_half_last(2, 20, 10) && !rt_half_last(1, 8, 4));
     }
 }
@@ -196,7 +239,7 @@ pub(in crate::conv) mod kernels {
     /// this block's shared memory ([`super::RT_TABLE_BYTES`], 8-byte
     /// aligned).
     #[inline(always)]
-    pub unsafe fn write_fragments<const S: usize>(table: u32, taps_at: u32, w: usize, e: usize, lane: u32) {
+    pub unsafe fn write_fragments<const S: usize>(table: u32, taps_at: u32, w: usize, e: usize, lane: u32, half: bool) {
         let (g, t) = ((lane / 4) as isize, (lane % 4) as isize);
         // Step k, tap h of the lane's four (rows 2t, 2t + 1, 2t + 8, 2t + 9).
         let taps: u32;
@@ -219,6 +262,15 @@ pub(in crate::conv) mod kernels {
             let r = m - hd;
             let u = f32::from_bits(pack_bf16x2(r, 0.0) << 16);
             for (p, part) in [hd, u, r - u].into_iter().enumerate() {
+                // A half last step's low part goes in the second register of
+                // its middle part's entry, in place of the band's zeros
+                // there: the two small parts then make one `mma.m16n8k16`
+                // (`read_half_step`).
+                let (p, h) = match (half && k + 1 == S, p, h >= 2) {
+                    (true, 1 | 2, true) => continue,
+                    (true, 2, false) => (1, h + 2),
+                    _ => (p, h),
+                };
                 let at =
                     table + 8 * (32 * (p * MAX_STEPS + k) as u32 + lane) + 2 * (h & 1) as u32 + 4 * (h >> 1) as u32;
                 let half = pack_bf16x2(part, 0.0) as u16;
@@ -254,23 +306,26 @@ pub(in crate::conv) mod kernels {
         })
     }
 
-    /// Lane `lane`'s fragments of a half step `k` (head, middle, low): the
-    /// first register of each of [`read_step`]'s (rows 2t, 2t + 1 of the
-    /// band).
+    /// Lane `lane`'s fragments of a half step `k`: the head's (the first
+    /// register of [`read_step`]'s, rows 2t, 2t + 1 of the band), and the
+    /// middle and low parts' together as one `k16` fragment (the entry
+    /// [`write_fragments`] writes for a half step: the low part's rows in
+    /// the second register).
     ///
     /// # Safety
-    /// As [`read_step`].
+    /// As [`read_step`], the table written for a half last step.
     #[inline(always)]
-    unsafe fn read_half_step(table: u32, lane: u32, k: usize) -> [u32; 3] {
-        [0, 1, 2].map(|p| {
-            let a: u32;
-            // SAFETY: the caller's contract (4 bytes of the table).
-            unsafe {
-                asm!("ld.volatile.shared.u32 {a}, [{p}];", a = out(reg32) a,
-                     p = in(reg32) table + 8 * (32 * (p * MAX_STEPS + k) as u32 + lane), options(nostack, preserves_flags));
-            }
-            a
-        })
+    unsafe fn read_half_step(table: u32, lane: u32, k: usize) -> (u32, [u32; 2]) {
+        let (h, u, l): (u32, u32, u32);
+        let at = |p: usize| table + 8 * (32 * (p * MAX_STEPS + k) as u32 + lane);
+        // SAFETY: the caller's contract (4 and 8 bytes of the table).
+        unsafe {
+            asm!("ld.volatile.shared.u32 {h}, [{p}];", h = out(reg32) h, p = in(reg32) at(0),
+                 options(nostack, preserves_flags));
+            asm!("ld.volatile.shared.v2.u32 {{{u}, {l}}}, [{p}];", u = out(reg32) u, l = out(reg32) l,
+                 p = in(reg32) at(1), options(nostack, preserves_flags));
+        }
+        (h, [u, l])
     }
 
     /// One tile of `groups` groups of 128 outputs, from the bf16 inputs at
@@ -305,8 +360,9 @@ pub(in crate::conv) mod kernels {
     ) -> bool {
         let (g, t) = (lane / 4, lane % 4);
         // The accumulator of each part of the taps: the heads' own, the
-        // two small parts' shared.
-        const ACC_OF_PART: [usize; 3] = [0, 1, 1];
+        // two small parts' shared; in the 3-step kernel one for all three
+        // (see the module docs).
+        let acc_of_part: [usize; 3] = if super::rt_one_accumulator(S) { [0, 0, 0] } else { [0, 1, 1] };
         // Stays zero while every output is finite: each group's sum of
         // outputs times zero is NaN once any of them is infinite or NaN
         // (or their sum overflows: a false alarm, which only recomputes).
@@ -329,7 +385,7 @@ pub(in crate::conv) mod kernels {
                 if S >= 2 && K + 1 == S && half {
                     // The half step: matrices 0 and 1 (columns 0–7).
                     // SAFETY: the caller's contract (the table is complete).
-                    let f = unsafe { read_half_step(table, lane, K) };
+                    let (fh, fs) = unsafe { read_half_step(table, lane, K) };
                     let a = qs.map(|q| {
                         if ldm {
                             // SAFETY: as below (lanes 0–15 pass the rows).
@@ -340,12 +396,16 @@ pub(in crate::conv) mod kernels {
                             unsafe { [u32::ld_shared(at), u32::ld_shared(at + 128)] }
                         }
                     });
-                    unroll!(const P in [0, 1, 2] below 3 => {
-                        unroll!(const J in [0, 1] below 2 => {
-                            // SAFETY: warp-uniform loop and branch (the
-                            // caller's contract).
-                            unsafe { mma_bf16_k8(&mut acc[J][ACC_OF_PART[P]], a[J], f[P]) };
-                        });
+                    unroll!(const J in [0, 1] below 2 => {
+                        // The head on the first 8 inputs; the two small parts
+                        // as one k16 product, the same 8 inputs twice.
+                        let [a0, a1] = a[J];
+                        // SAFETY: warp-uniform loop and branch (the caller's
+                        // contract).
+                        unsafe {
+                            mma_bf16_k8(&mut acc[J][acc_of_part[0]], a[J], fh);
+                            mma_bf16(&mut acc[J][acc_of_part[1]], [a0, a1, a0, a1], fs);
+                        }
                     });
                 } else {
                     // SAFETY: the caller's contract (the table is complete).
@@ -367,7 +427,7 @@ pub(in crate::conv) mod kernels {
                     unroll!(const P in [0, 1, 2] below 3 => {
                         unroll!(const J in [0, 1] below 2 => {
                             // SAFETY: warp-uniform loop (the caller's contract).
-                            unsafe { mma_bf16(&mut acc[J][ACC_OF_PART[P]], a[J], f[P]) };
+                            unsafe { mma_bf16(&mut acc[J][acc_of_part[P]], a[J], f[P]) };
                         });
                     });
                 }
@@ -375,7 +435,7 @@ pub(in crate::conv) mod kernels {
             unroll!(const J in [0, 1] below 2 => {
                 if J == 0 || two {
                     let [h, u] = acc[J];
-                    let v = [0, 1, 2, 3].map(|i| h[i] + u[i]);
+                    let v = if super::rt_one_accumulator(S) { h } else { [0, 1, 2, 3].map(|i| h[i] + u[i]) };
                     check = f32::fma((v[0] + v[1]) + (v[2] + v[3]), 0.0, check);
                     let o = (RT_GROUP as u32 / 2) * qs[J] + 4 * g + t;
                     // SAFETY: words o and o + 32 of group qs[J] (the caller's contract).
