@@ -6,10 +6,10 @@
 //! race their CUDA C++ twins ([`super::twin`]) on the same buffers. Outputs are poisoned before each
 //! checked launch, then compared with the CPU references (1D: no poison left, the edges and 2000 random
 //! outputs; batched: the first, last and three random rows; the rest: every output). The `goal` lines
-//! judge the best kernels' shares of the floor, a σ = 5 Gaussian against CuPy's time, and the twin ratios. The batched
-//! and channels rows also time a `cuMemcpyDtoD` of the input's bytes (`copy ms`, its share of the floor,
-//! and the kernel's share of it, `% of copy`): at sizes near the L2's, the launch, ramp and tail that
-//! the 512 MiB floor leaves out hold a plain copy well under the floor too.
+//! judge the best kernels' shares of the floor, a σ = 5 Gaussian against CuPy's time, and the twin ratios.
+//! The batched and channels rows also time a `cuMemcpyDtoD` of the input's bytes (`copy ms`, its share
+//! of the floor, and the kernel's share of it, `% of copy`): at sizes near the L2's, the launch, ramp and
+//! tail that the 512 MiB floor leaves out hold a plain copy well under the floor too.
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -356,8 +356,8 @@ impl Conv {
                 continue;
             }
             for (kernel, stats, bytes) in measured? {
-                // A plain copy of the input's bytes: what a kernel that reads and writes them once can
-                // reach at this size (launch, ramp and tail included), which the 512 MiB floor leaves out.
+                // A plain copy of the input's bytes at this size (launch, ramp and tail included, which
+                // the 512 MiB floor leaves out); measured once per size.
                 let copy = run.dtod((bytes / 2.0) as u64)?.stats.median_ms;
                 let (ms, gbps) = (stats.median_ms, harness::gbps(bytes, stats.median_ms));
                 let r = Rec::new().text("dtype", dtype).text(col, label(batch, wl)).text("kernel", kernel);
