@@ -13,7 +13,7 @@
 mod common;
 
 use coalesce::conv::batch::Sample;
-use coalesce::conv::channels::{ChanPlan, Filter2d, Image};
+use coalesce::conv::channels::{ChanPlan, Filter2d, Image, boxr_fits};
 use coalesce::conv::reference_batch::{filter2d, sample_matches};
 use coalesce::conv::{Boundary, ConvElem, ConvOp};
 use coalesce::half::{bf16, f16};
@@ -412,13 +412,82 @@ fn register_blocked_u8_boxes() {
                     let dense = img.in_pitch.is_multiple_of(16);
                     let want = (mw, mh, origin, cval) == (w, w, (0, 0), 0.0) && fits && dense;
                     let name = format!("conv2d_sepb{channels}_u8_w{w}");
-                    assert_eq!(plan.kernel == name, want, "{case:?} (seed {seed}): {} ran", plan.kernel);
+                    // The box rows kernels take some of these (one tap for
+                    // every channel, rows of a multiple of 16 bytes):
+                    // `box_rows_u8` checks which.
+                    let rows = format!("conv2d_boxr{channels}_u8_w{w}");
+                    let row_fits = boxr_fits(img.width, img.height, channels, w) && img.out_pitch.is_multiple_of(16);
+                    let ran = plan.kernel == name || (row_fits && plan.kernel == rows);
+                    assert_eq!(ran, want, "{case:?} (seed {seed}): {} ran", plan.kernel);
                     boxed += usize::from(want);
                 }
             }
         }
     }
     assert!(boxed >= 30, "the box kernels ran {boxed} times");
+}
+
+/// Boxes of one tap for every channel on the box rows kernels
+/// (`conv2d_boxr{C}_u8_w{K}`): every mode, rows of 32 bytes to more than
+/// one block's 4096 (a last block of one thread, a row that ends a
+/// block), heights from the window to several bands, pitched layouts; and
+/// the layouts they leave to the register-blocked box form (a row not a
+/// multiple of 16 bytes, pitches not multiples of 16).
+#[test]
+fn box_rows_u8() {
+    let gpu = gpu_or_skip!();
+    if gpu.info().cc_major < 8 {
+        eprintln!("SKIPPED: the box rows kernels need sm_80");
+        return;
+    }
+    let (mut rng, seed) = common::rng();
+    let mut k = 0usize;
+    let mut ran = 0usize;
+    for (channels, w) in [(1, 3), (3, 3), (4, 3), (1, 5), (3, 5), (4, 5), (1, 7)] {
+        // (width, height, extra bytes of the input and output pitches)
+        let shapes: &[(usize, usize, usize, usize)] = match channels {
+            1 => &[(32, w, 0, 0), (208, 13, 16, 48), (4112, 37, 0, 0), (4096, 70, 32, 16)],
+            3 => &[(16, 9, 0, 0), (1360, 21, 16, 0), (1376, 150, 0, 32), (4096, 11, 0, 0)],
+            _ => &[(8, 8, 0, 0), (1028, 45, 0, 16), (1024, 133, 48, 0)],
+        };
+        for &(width, height, pad_in, pad_out) in shapes {
+            let row = width * channels;
+            let img = Image::new(width, height, channels).unwrap().with_pitches(row + pad_in, row + pad_out);
+            for mode in Boundary::ALL {
+                k += 1;
+                let case = Case {
+                    img,
+                    mw: w,
+                    mh: w,
+                    per_channel: false,
+                    op: ConvOp::ALL[k % 2],
+                    mode,
+                    cval: 0.0,
+                    origin: (0, 0),
+                    separable: false,
+                    boxed: true,
+                };
+                let plan = run_case::<u8>(&gpu, &mut rng, seed, case);
+                let name = format!("conv2d_boxr{channels}_u8_w{w}");
+                assert_eq!(plan.kernel, name, "{case:?} (seed {seed})");
+                assert!(plan.register_blocked() && plan.rows > 0, "{case:?}");
+                ran += 1;
+            }
+        }
+    }
+    assert!(ran >= 100, "the box rows kernels ran {ran} times");
+    // Layouts they leave: a row of 4 bytes past a multiple of 16, odd
+    // pitches; the box form of the register-blocked kernels runs.
+    for (img, other) in [
+        (Image::new(65, 20, 4).unwrap(), "conv2d_sepb4_u8_w5"),
+        (Image::new(64, 20, 3).unwrap().with_pitches(200, 199), "conv2d_sepb3_u8_w5"),
+    ] {
+        let case = Case { img, ..centred(img, 5) };
+        let case = Case { boxed: true, mode: Boundary::Mirror, ..case };
+        let plan = run_case::<u8>(&gpu, &mut rng, seed, case);
+        assert!(plan.kernel != format!("conv2d_boxr{}_u8_w5", img.channels), "{case:?}: {}", plan.kernel);
+        assert!(plan.kernel == other || plan.kernel.starts_with("conv2d_sepc"), "{case:?}: {}", plan.kernel);
+    }
 }
 
 /// scipy's `gaussian_filter` on an RGB image runs on the separable kernel

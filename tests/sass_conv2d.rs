@@ -206,21 +206,49 @@ fn register_blocked_u8_kernels() {
 /// rounded and packed two at a time by `F2IP.U8`.
 #[test]
 fn register_blocked_u8_box_kernels() {
-    for c in compiled("register_blocked_u8_box_kernels").into_iter().filter(|c| c.arch >= 80) {
-        for k in ["conv2d_sepb1_u8_w3", "conv2d_sepb3_u8_w5", "conv2d_sepb4_u8_w5", "conv2d_sepb1_u8_w7"] {
+    box_kernels(
+        "register_blocked_u8_box_kernels",
+        ["conv2d_sepb1_u8_w3", "conv2d_sepb3_u8_w5", "conv2d_sepb4_u8_w5", "conv2d_sepb1_u8_w7"],
+        &["PRMT", "IADD3", "FFMA", "LDG", "SHFL.UP", "SHFL.DOWN"],
+        &["I2F.U8", "I2F.U16", "I2F.S16", "LDS", "STS", "LDGSTS", "BAR"],
+    );
+}
+
+/// The box rows kernels (sm_80 and newer): rows arrive by `LDGSTS` (the
+/// 16 middle bytes and 8 either side) into shared memory that only the
+/// copying thread reads (`LDS.128` for the middle, as much of the sides as
+/// the sums reach; no barrier, no shuffle); bytes become
+/// 16-bit halves of words by `PRMT`, sums are integer (`IADD3`), no byte
+/// is widened by the conversion pipe, each output is one `FFMA`, and each
+/// row leaves by one 16-byte store; on sm_90 `F2IP.U8` packs.
+#[test]
+fn box_rows_kernels() {
+    box_kernels(
+        "box_rows_kernels",
+        ["conv2d_boxr1_u8_w3", "conv2d_boxr3_u8_w5", "conv2d_boxr4_u8_w5", "conv2d_boxr1_u8_w7"],
+        &["LDGSTS.E.128", "LDGSTS.E.64", "LDS.128", "PRMT", "IADD3", "FFMA", "STG.E.128"],
+        &["I2F.U8", "I2F.U16", "BAR", "SHFL", "LDG.E", "STS"],
+    );
+}
+
+/// The `u8` box kernels `kernels` on sm_80 and newer: every opcode of
+/// `with` present and none of `without` (prefixes), `F2IP.U8` on sm_90,
+/// and one `FFMA` per output byte (no multiply-add per tap): no more
+/// FFMAs than PRMTs.
+fn box_kernels(test: &str, kernels: [&str; 4], with: &[&str], without: &[&str]) {
+    for c in compiled(test).into_iter().filter(|c| c.arch >= 80) {
+        for k in kernels {
             let sass = c.kernel(k).unwrap_or_else(|| panic!("sm_{}: {k} is not in the module", c.arch));
             let has = |op: &str| sass.iter().any(|i| i.opcode.starts_with(op));
-            for op in ["PRMT", "IADD3", "FFMA", "LDG", "SHFL.UP", "SHFL.DOWN"] {
+            for op in with {
                 assert!(has(op), "sm_{} {k}: no {op}", c.arch);
             }
-            for op in ["I2F.U8", "I2F.U16", "I2F.S16", "LDS", "STS", "LDGSTS", "BAR"] {
+            for op in without {
                 assert!(!has(op), "sm_{} {k}: {op}", c.arch);
             }
             if c.arch >= 90 {
                 assert!(has("F2IP.U8"), "sm_{} {k}: no F2IP.U8", c.arch);
             }
-            // One FFMA per output byte (no multiply-add per tap): no more
-            // FFMAs than PRMTs.
             let count = |op: &str| sass.iter().filter(|i| i.base() == op).count();
             assert!(
                 count("FFMA") <= count("PRMT"),

@@ -590,16 +590,19 @@ fn measure<S: Sample>(run: &Run<'_>, batch: bool, wl: [usize; 3], mode: Boundary
     let taps: Vec<f64> = filter.taps().iter().map(|t| t.to_f64()).collect();
     let want = filter2d::<S::Acc>(&values, img, &taps, (c, c), filter.left(), mode, 0.0)?;
     // The general kernel beside a separable one, and a box's multiply-add
-    // form beside its box form.
+    // form beside its box form (and the register-blocked box form beside
+    // the box rows kernel).
     let plan = filter.plan(img)?;
     let general = plan.separable().then(|| filter.clone().with_separable(false));
-    let multiply = plan.kernel.starts_with("conv2d_sepb").then(|| filter.clone().with_box_sums(false));
+    let boxed = plan.kernel.starts_with("conv2d_sepb") || plan.kernel.starts_with("conv2d_boxr");
+    let sums = plan.kernel.starts_with("conv2d_boxr").then(|| filter.clone().with_box_rows(false));
+    let multiply = boxed.then(|| filter.clone().with_box_sums(false));
     let check = |_: &str, got: Vec<S>| {
         let (i, g, w) = first_mismatch(&got, &want)?;
         let (y, x, ch, v, e) = (i / (a * b), (i % (a * b)) / b, i % b, w.value, w.bound);
         Some(format!("channels {name} {label}: pixel ({y}, {x}) channel {ch}: got {g}, want {v} ± {e}"))
     };
-    let filters = std::iter::once(&filter).chain(&multiply).chain(&general).map(|f| {
+    let filters = std::iter::once(&filter).chain(&sums).chain(&multiply).chain(&general).map(|f| {
         let launch = |_: Option<&PtxModule>, o: &mut DeviceViewMut<'_, S>| Ok(f.run(&src, o, img)?.kernel);
         run.verified(&mut output.as_view_mut(), None, launch, check).map(|(kernel, stats, _)| (kernel, stats, bytes))
     });

@@ -55,6 +55,14 @@
 //! output is the sum times the tap, rounded once to `f32`, then to the
 //! nearest byte (ties to even, saturated) as every `u8` output is.
 //!
+//! A box with one tap for every channel goes first to the box rows kernels
+//! (`conv2d_boxr{C}_u8_w{K}`, same windows and result; see
+//! `coalesce_kernels::conv::boxrows`) when each row is a multiple of 16
+//! bytes and at least 32, both bases and pitches are multiples of 16, and
+//! the image is at least the window in both axes; a thread owns 16 bytes
+//! of a row and keeps rows in flight as asynchronous copies into shared
+//! memory. [`Filter2d::with_box_rows`]`(false)` keeps the box form above.
+//!
 //! # Gray `f32` and `f64` images
 //!
 //! One channel of `f32` or `f64` with one mask is the image [`Conv2d`] and
@@ -71,6 +79,9 @@
 use std::sync::Arc;
 
 pub use coalesce_kernels::conv::batch::{CHAN_OUTPUTS, CHAN_ROWS, CHAN_X, CHAN_Y, chan_shared_elems};
+pub use coalesce_kernels::conv::boxrows::{
+    BOXR_BLOCK_BYTES, BOXR_PARAM_BYTES, BOXR_SHAPES, BOXR_SHARED_BYTES, BOXR_THREADS, boxr_blocks, boxr_fits,
+};
 pub use coalesce_kernels::conv::sepchan::{SEPC_ROWS, SEPC_THREADS, sepc_shared_bytes, sepc_tiles};
 pub use coalesce_kernels::conv::sepreg::{
     SEPR_OUT_LANES, SEPR_PARAM_BYTES, SEPR_THREADS, SEPR_WIDTHS, sepr_columns, sepr_strip, sepr_task, sepr_warps,
@@ -301,6 +312,22 @@ pub fn box_kernel_name(channels: usize, k: usize) -> Option<&'static str> {
     reg_kernels(channels, k).map(|(_, boxed)| boxed)
 }
 
+/// The rows kernel of a box (`conv2d_boxr{C}_u8_w{K}`, see
+/// `coalesce_kernels::conv::boxrows`) for `channels` and window `k`, if
+/// one is built.
+pub fn box_rows_kernel_name(channels: usize, k: usize) -> Option<&'static str> {
+    const NAMES: [&str; 7] = [
+        "conv2d_boxr1_u8_w3",
+        "conv2d_boxr3_u8_w3",
+        "conv2d_boxr4_u8_w3",
+        "conv2d_boxr1_u8_w5",
+        "conv2d_boxr3_u8_w5",
+        "conv2d_boxr4_u8_w5",
+        "conv2d_boxr1_u8_w7",
+    ];
+    BOXR_SHAPES.iter().position(|&(c, w)| c == channels && w == k).map(|i| NAMES[i])
+}
+
 /// The separable kernel for storage type `ty` and `channels` (1, 3 or
 /// 4); `f64` has none.
 pub fn separable_kernel_name(ty: &str, channels: usize) -> Option<&'static str> {
@@ -388,6 +415,8 @@ pub struct Filter2d<S: Sample> {
     use_factors: bool,
     /// Whether boxes may take the box form of the register-blocked kernels.
     box_sums: bool,
+    /// Whether boxes may take the box rows kernels.
+    box_rows: bool,
     /// [`Gray`] for `f32` and `f64` filters of one mask.
     gray: Option<Arc<Gray<S::Acc>>>,
 }
@@ -513,6 +542,7 @@ impl<S: Sample> Filter2d<S> {
             factors,
             use_factors: true,
             box_sums: true,
+            box_rows: true,
             gray: None,
         };
         filter.gray = filter.gray_paths()?;
@@ -533,6 +563,14 @@ impl<S: Sample> Filter2d<S> {
     /// documentation).
     pub fn with_box_sums(mut self, allow: bool) -> Self {
         self.box_sums = allow;
+        self
+    }
+
+    /// This filter with the box rows kernels allowed (`true`, the default)
+    /// or not: a box that they take (see the module documentation) then
+    /// runs on the register-blocked kernels' box form.
+    pub fn with_box_rows(mut self, allow: bool) -> Self {
+        self.box_rows = allow;
         self
     }
 
@@ -773,12 +811,21 @@ impl<S: Sample> Filter2d<S> {
     /// at the least halo. A box that fills the window takes the kernel's
     /// box form.
     fn register_plan(&self, img: Image) -> Result<Option<ChanPlan>> {
+        self.register_plan_with(img, true)
+    }
+
+    /// [`Filter2d::register_plan`], with the box rows kernels (`rows`
+    /// true, where they take the box) or without.
+    fn register_plan_with(&self, img: Image, rows: bool) -> Result<Option<ChanPlan>> {
         let sm80 = self.gpu.info().cc_major >= 8;
         let zeros = self.mode != Boundary::Zero || self.cval == 0.0;
         if S::NAME != "u8" || !sm80 || !zeros || self.factors.is_none() || !self.use_factors {
             return Ok(None);
         }
         let Some((k, kernel)) = self.register_window(img.channels) else { return Ok(None) };
+        if rows && let Some(plan) = self.box_rows_plan(img, k)? {
+            return Ok(Some(plan));
+        }
         let kernel = match (self.box_taps(k), box_kernel_name(img.channels, k)) {
             (Some(_), Some(boxed)) => boxed,
             _ => kernel,
@@ -814,6 +861,51 @@ impl<S: Sample> Filter2d<S> {
             tile_px: (SEPR_OUT_LANES * sepr_strip(img.channels, k) / img.channels) as u32,
             grid_y: 1,
             rows,
+            conv2d: None,
+        }))
+    }
+
+    /// The box rows kernel's launch (`conv2d_boxr{C}_u8_w{K}`), when the
+    /// mask is a box of window `k` with one tap for every channel, they are
+    /// allowed, and the image fits their layout (rows of a multiple of 16
+    /// bytes and at least 32, pitches of multiples of 16; the bases are
+    /// checked at run time): bands of rows chosen, as for the
+    /// register-blocked kernels, so that the blocks fill whole waves at
+    /// the least halo.
+    fn box_rows_plan(&self, img: Image, k: usize) -> Result<Option<ChanPlan>> {
+        let one_tap = self.box_taps(k).filter(|t| t.iter().all(|&v| v == t[0]));
+        let kernel = box_rows_kernel_name(img.channels, k);
+        let pitches = img.in_pitch.is_multiple_of(16) && img.out_pitch.is_multiple_of(16);
+        let (Some(_), Some(kernel), true) = (one_tap, kernel, self.box_rows && pitches) else { return Ok(None) };
+        if !boxr_fits(img.width, img.height, img.channels, k) {
+            return Ok(None);
+        }
+        let info = self.gpu.info();
+        let per_sm = self.gpu.max_active_blocks_per_sm(kernel, BOXR_THREADS as u32, BOXR_SHARED_BYTES)?;
+        let resident = info.sm_count.max(1).saturating_mul(per_sm.max(1)) as usize;
+        let row = img.width * img.channels;
+        let blocks = |r: usize| boxr_blocks(row, img.height, r);
+        // Waves × (rows + halo) per band: the time of the slowest SM. (One
+        // block per SM of 94-row bands ran the RGB 4096² 5 × 5 box 2–3%
+        // faster than two of 47 on the H200, but RGBA 8% slower and gray
+        // 2%: `results/h200/box-rows/`.)
+        let cost = |r: usize| blocks(r).div_ceil(resident) * (r + k - 1);
+        let max_x = info.limits.max_grid_dim[0] as usize;
+        let Some(rows) = (8..=SEPR_MAX_ROWS)
+            .map(|r| r.min(img.height))
+            .filter(|&r| blocks(r) <= max_x)
+            .min_by_key(|&r| (cost(r), usize::MAX - r))
+        else {
+            return Ok(None);
+        };
+        Ok(Some(ChanPlan {
+            kernel,
+            grid: blocks(rows) as u32,
+            shared_bytes: BOXR_SHARED_BYTES as u32,
+            threads: BOXR_THREADS as u32,
+            tile_px: (BOXR_BLOCK_BYTES / img.channels) as u32,
+            grid_y: 1,
+            rows: rows as u32,
             conv2d: None,
         }))
     }
@@ -880,29 +972,52 @@ impl<S: Sample> Filter2d<S> {
             }
         }
         let plan = if plan.conv2d.is_some() { self.tiled_plan(img)? } else { plan };
-        if let (true, Some(factors)) = (plan.register_blocked(), &self.factors) {
-            let aligned =
-                |p: DevicePtr, pitch: usize, to: usize| p.0.is_multiple_of(to as u64) && pitch.is_multiple_of(to);
-            if aligned(src, in_pitch, 16) && aligned(dst, out_pitch, 4) {
+        let aligned = |p: DevicePtr, pitch: usize, to: usize| p.0.is_multiple_of(to as u64) && pitch.is_multiple_of(to);
+        let plan = if plan.kernel.starts_with("conv2d_boxr") {
+            if aligned(src, in_pitch, 16) && aligned(dst, out_pitch, 16) {
                 let (k, _) = self.register_window(img.channels).expect("the plan found a window");
-                let taps = self.register_taps(plan.kernel, factors, img.channels, k)?;
+                let t = self.box_taps(k).and_then(|t| t.first().copied()).expect("the plan chose a box");
+                let taps = ParamArray::new(&[t, -8_388_608.0 * t, 8_388_608.0], BOXR_PARAM_BYTES)?;
                 let (w, h, rows, mode) = (width as u32, height as u32, plan.rows, self.mode.raw());
-                let edge_rows = sepr_edge_rows(rows);
-                let args: [&dyn KernelArg; 10] =
-                    [&src, &dst, &w, &h, &in_pitch, &out_pitch, &rows, &edge_rows, &mode, &taps];
+                let args: [&dyn KernelArg; 9] = [&src, &dst, &w, &h, &in_pitch, &out_pitch, &rows, &mode, &taps];
                 let cfg = LaunchConfig::new((plan.grid, plan.grid_y), (plan.threads, 1, 1))
                     .with_shared_mem(plan.shared_bytes);
                 // SAFETY: the views live on this GPU and hold `img`
-                // (checked), and cannot overlap; the input's base and pitch
-                // are multiples of 16 bytes, the output's of 4 (checked
-                // here); the image is at least the window in both axes and
-                // below 2^30 elements a row, `cval` is 0 in constant mode
-                // (the plan); the taps parameter holds every channel's
-                // centred taps; the grid covers every strip and row; the
-                // shared memory is the kernel's layout's.
+                // (checked), and cannot overlap; both bases and pitches are
+                // multiples of 16 bytes (checked here); the plan checked the
+                // layout's sizes (`boxr_fits`), one tap for every channel,
+                // and `cval` 0 in constant mode; the grid holds
+                // `boxr_blocks` blocks for its bands; the shared memory is
+                // the kernel's ring.
                 unsafe { self.gpu.launch(plan.kernel, &cfg, &args)? };
                 return Ok(plan);
             }
+            self.register_plan_with(img, false)?.expect("a box the rows kernels take has a register-blocked plan")
+        } else {
+            plan
+        };
+        if let (true, Some(factors)) = (plan.register_blocked(), &self.factors)
+            && aligned(src, in_pitch, 16)
+            && aligned(dst, out_pitch, 4)
+        {
+            let (k, _) = self.register_window(img.channels).expect("the plan found a window");
+            let taps = self.register_taps(plan.kernel, factors, img.channels, k)?;
+            let (w, h, rows, mode) = (width as u32, height as u32, plan.rows, self.mode.raw());
+            let edge_rows = sepr_edge_rows(rows);
+            let args: [&dyn KernelArg; 10] =
+                [&src, &dst, &w, &h, &in_pitch, &out_pitch, &rows, &edge_rows, &mode, &taps];
+            let cfg =
+                LaunchConfig::new((plan.grid, plan.grid_y), (plan.threads, 1, 1)).with_shared_mem(plan.shared_bytes);
+            // SAFETY: the views live on this GPU and hold `img`
+            // (checked), and cannot overlap; the input's base and pitch
+            // are multiples of 16 bytes, the output's of 4 (checked
+            // here); the image is at least the window in both axes and
+            // below 2^30 elements a row, `cval` is 0 in constant mode
+            // (the plan); the taps parameter holds every channel's
+            // centred taps; the grid covers every strip and row; the
+            // shared memory is the kernel's layout's.
+            unsafe { self.gpu.launch(plan.kernel, &cfg, &args)? };
+            return Ok(plan);
         }
         let plan = if plan.register_blocked() {
             self.separable_plan(img, self.gpu.info().limits.max_shared_per_block_optin as usize)?

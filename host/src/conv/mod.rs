@@ -1291,12 +1291,14 @@ mod tests {
             let ptx = crate::ptx::text(sm).unwrap();
             for &(name, threads, blocks) in LAUNCH_BOUNDS {
                 let Some(d) = entry_directives(ptx, name) else {
-                    // The tensor-core, bf16, register-blocked u8 and
-                    // streamed separable kernels exist from sm_80 on only.
+                    // The tensor-core, bf16, register-blocked and box rows
+                    // u8 and streamed separable kernels exist from sm_80
+                    // on only.
                     let late = name.contains("_tensor_")
                         || name.ends_with("_bf16")
                         || name.starts_with("conv2d_sepr")
                         || name.starts_with("conv2d_sepb")
+                        || name.starts_with("conv2d_boxr")
                         || name.starts_with("conv2d_seps");
                     assert!(sm < 80 && late, "sm_{sm}: no entry {name}");
                     continue;

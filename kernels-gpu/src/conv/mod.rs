@@ -18,6 +18,8 @@
 //!   (rank-1 masks), every storage type that accumulates in `f32`.
 //! * [`sepreg`]: register-blocked separable 2D filters for 8-bit images
 //!   and masks of at most 7 × 7.
+//! * [`boxrows`]: box filters over 8-bit images by rows of 16-byte
+//!   copies, a thread per 16 bytes of a row.
 //! * [`sepstream`]: streamed separable 2D filters for `f32` images, a
 //!   warp per strip of 128 columns walking down a band of rows.
 //! * [`batch_tensor`]: the batched rows kernels' tensor-core form for
@@ -32,6 +34,7 @@
 pub mod batch;
 pub mod batch_tensor;
 pub mod boundary;
+pub mod boxrows;
 pub mod conv1d;
 pub mod conv2d;
 #[cfg(target_arch = "nvptx64")]
@@ -43,6 +46,7 @@ pub mod tensor;
 pub mod tensor2d;
 
 pub use boundary::{Boundary, map_index};
+use boxrows::{BOXR_MIN_BLOCKS, BOXR_THREADS};
 use sepreg::{SEPR_MIN_BLOCKS, SEPR_THREADS};
 use sepstream::seps_min_blocks;
 
@@ -122,6 +126,13 @@ pub const LAUNCH_BOUNDS: &[(&str, u32, u32)] = &[
     ("conv2d_sepb3_u8_w5", SEPR_THREADS as u32, SEPR_MIN_BLOCKS as u32),
     ("conv2d_sepb4_u8_w5", SEPR_THREADS as u32, SEPR_MIN_BLOCKS as u32),
     ("conv2d_sepb1_u8_w7", SEPR_THREADS as u32, SEPR_MIN_BLOCKS as u32),
+    ("conv2d_boxr1_u8_w3", BOXR_THREADS as u32, BOXR_MIN_BLOCKS as u32),
+    ("conv2d_boxr3_u8_w3", BOXR_THREADS as u32, BOXR_MIN_BLOCKS as u32),
+    ("conv2d_boxr4_u8_w3", BOXR_THREADS as u32, BOXR_MIN_BLOCKS as u32),
+    ("conv2d_boxr1_u8_w5", BOXR_THREADS as u32, BOXR_MIN_BLOCKS as u32),
+    ("conv2d_boxr3_u8_w5", BOXR_THREADS as u32, BOXR_MIN_BLOCKS as u32),
+    ("conv2d_boxr4_u8_w5", BOXR_THREADS as u32, BOXR_MIN_BLOCKS as u32),
+    ("conv2d_boxr1_u8_w7", BOXR_THREADS as u32, BOXR_MIN_BLOCKS as u32),
     ("conv2d_seps_f32_h1", 32, seps_min_blocks(1)),
     ("conv2d_seps_f32_h2", 32, seps_min_blocks(2)),
     ("conv2d_seps_f32_h3", 32, seps_min_blocks(3)),

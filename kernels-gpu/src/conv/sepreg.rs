@@ -178,7 +178,7 @@ pub const fn sepr_warps(cols: u32, height: u32, rows: u32, edge_rows: u32) -> u3
 // `cvt.pack.sat` needs sm_72, and `ptxas` keeps the taps in uniform
 // registers from sm_80 on: the kernels are built for sm_80 and newer.
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_80"))]
-mod kernels {
+pub(crate) mod kernels {
     use super::{SEPR_OUT_LANES, SEPR_PARAM_BYTES, sepr_halo, sepr_strip, sepr_task, sepr_unroll};
     use crate::conv::elem::{ConvElem, unroll};
     use crate::dev::index::{block_dim_x, block_idx_x, thread_idx_x};
@@ -215,7 +215,7 @@ mod kernels {
     /// 0), saturated to 0 … 255, packed little-endian (`v[0]` in the low
     /// byte): the rule of the other `u8` kernels.
     #[inline(always)]
-    fn pack4(v: [f32; 4]) -> u32 {
+    pub(crate) fn pack4(v: [f32; 4]) -> u32 {
         let r: u32;
         // SAFETY: arithmetic only. `cvt.pack.sat.u8.s32.b32 d, a, b, c`
         // gives `c << 16 | sat(a) << 8 | sat(b)`.
@@ -271,7 +271,7 @@ mod kernels {
     /// The modes of [`map_index32`](crate::conv::boundary::map_index32)
     /// without their divisions or a branch per mode.
     #[derive(Clone, Copy)]
-    struct Axis {
+    pub(crate) struct Axis {
         n: i32,
         lo: (i32, i32),
         hi: (i32, i32),
@@ -279,7 +279,7 @@ mod kernels {
 
     impl Axis {
         #[inline(always)]
-        fn new(n: i32, mode: u32) -> Axis {
+        pub(crate) fn new(n: i32, mode: u32) -> Axis {
             let (lo, hi) = match mode {
                 1 => ((0, 0), (0, n - 1)),
                 2 => ((-1, -1), (-1, 2 * n - 1)),
@@ -297,7 +297,7 @@ mod kernels {
         /// output's window,
         /// on an axis of at least the window).
         #[inline(always)]
-        fn map(self, p: i32) -> i32 {
+        pub(crate) fn map(self, p: i32) -> i32 {
             let (m, c) = if p < 0 { self.lo } else { self.hi };
             if 0 <= p && p < self.n {
                 p
@@ -310,7 +310,7 @@ mod kernels {
 
         /// [`map`](Self::map) for `0 ≤ p ≤ 2n − 2`.
         #[inline(always)]
-        fn map_high(self, p: i32) -> i32 {
+        pub(crate) fn map_high(self, p: i32) -> i32 {
             if p < self.n { p } else { self.hi.0 * p + self.hi.1 }
         }
     }
@@ -664,7 +664,7 @@ mod kernels {
     /// `prmt.b32`: bytes of `{b, a}` picked by the four selector nibbles
     /// of `sel` (0 … 3 from `a`, 4 … 7 from `b`), low byte first.
     #[inline(always)]
-    fn prmt(a: u32, b: u32, sel: u32) -> u32 {
+    pub(crate) fn prmt(a: u32, b: u32, sel: u32) -> u32 {
         let d: u32;
         // SAFETY: arithmetic only; `sel` is a constant where it is used,
         // which `ptxas` folds into the instruction.
