@@ -470,7 +470,7 @@ fn box_rows_u8() {
                 let plan = run_case::<u8>(&gpu, &mut rng, seed, case);
                 let name = format!("conv2d_boxr{channels}_u8_w{w}");
                 assert_eq!(plan.kernel, name, "{case:?} (seed {seed})");
-                assert!(plan.register_blocked() && plan.rows > 0, "{case:?}");
+                assert!(plan.register_blocked(), "{case:?}");
                 ran += 1;
             }
         }

@@ -834,25 +834,13 @@ impl<S: Sample> Filter2d<S> {
         if img.width < k || img.height < k || row >= 1 << 30 || img.height >= 1 << 30 {
             return Ok(None);
         }
-        let info = self.gpu.info();
         let threads = SEPR_THREADS as u32;
-        let per_sm = self.gpu.max_active_blocks_per_sm(kernel, threads, 0)?;
-        let resident = info.sm_count.max(1).saturating_mul(per_sm.max(1)) as usize;
         let cols = sepr_columns(img.width, img.channels, k) as u32;
         let height = img.height as u32;
         let warps_per_block = (SEPR_THREADS / 32) as u32;
-        let blocks = |r: u32| sepr_warps(cols, height, r, sepr_edge_rows(r)).div_ceil(warps_per_block) as usize;
-        // Waves × (rows + halo) per band: the time of the slowest SM.
-        let cost = |r: u32| blocks(r).div_ceil(resident) * (r as usize + k - 1);
-        let max_x = info.limits.max_grid_dim[0] as usize;
-        let rows = (8..=SEPR_MAX_ROWS as u32)
-            .map(|r| r.min(height))
-            .filter(|&r| blocks(r) <= max_x)
-            .min_by_key(|&r| (cost(r), u32::MAX - r))
-            .unwrap_or(height);
-        if blocks(rows) > max_x {
-            return Ok(None);
-        }
+        let blocks =
+            |r: usize| sepr_warps(cols, height, r as u32, sepr_edge_rows(r as u32)).div_ceil(warps_per_block) as usize;
+        let Some(rows) = self.band_rows(kernel, threads, 0, img.height, k, blocks)? else { return Ok(None) };
         Ok(Some(ChanPlan {
             kernel,
             grid: blocks(rows) as u32,
@@ -860,7 +848,7 @@ impl<S: Sample> Filter2d<S> {
             threads,
             tile_px: (SEPR_OUT_LANES * sepr_strip(img.channels, k) / img.channels) as u32,
             grid_y: 1,
-            rows,
+            rows: rows as u32,
             conv2d: None,
         }))
     }
@@ -880,22 +868,13 @@ impl<S: Sample> Filter2d<S> {
         if !boxr_fits(img.width, img.height, img.channels, k) {
             return Ok(None);
         }
-        let info = self.gpu.info();
-        let per_sm = self.gpu.max_active_blocks_per_sm(kernel, BOXR_THREADS as u32, BOXR_SHARED_BYTES)?;
-        let resident = info.sm_count.max(1).saturating_mul(per_sm.max(1)) as usize;
         let row = img.width * img.channels;
         let blocks = |r: usize| boxr_blocks(row, img.height, r);
-        // Waves × (rows + halo) per band: the time of the slowest SM. (One
-        // block per SM of 94-row bands ran the RGB 4096² 5 × 5 box 2–3%
-        // faster than two of 47 on the H200, but RGBA 8% slower and gray
-        // 2%: `results/h200/box-rows/`.)
-        let cost = |r: usize| blocks(r).div_ceil(resident) * (r + k - 1);
-        let max_x = info.limits.max_grid_dim[0] as usize;
-        let Some(rows) = (8..=SEPR_MAX_ROWS)
-            .map(|r| r.min(img.height))
-            .filter(|&r| blocks(r) <= max_x)
-            .min_by_key(|&r| (cost(r), usize::MAX - r))
-        else {
+        // (One block per SM of 94-row bands ran the RGB 4096² 5 × 5 box
+        // 2–3% faster than two of 47 on the H200, but RGBA 8% slower and
+        // gray 2%: `results/h200/box-rows/`.)
+        let threads = BOXR_THREADS as u32;
+        let Some(rows) = self.band_rows(kernel, threads, BOXR_SHARED_BYTES, img.height, k, blocks)? else {
             return Ok(None);
         };
         Ok(Some(ChanPlan {
@@ -908,6 +887,35 @@ impl<S: Sample> Filter2d<S> {
             rows: rows as u32,
             conv2d: None,
         }))
+    }
+
+    /// The output rows of each band of a launch of `kernel` (blocks of
+    /// `threads` with `shared` bytes of dynamic shared memory, `blocks(r)`
+    /// of them for bands of `r` rows) over `height` rows with window `k`:
+    /// of 8 to [`SEPR_MAX_ROWS`] (at most the height), the least waves of
+    /// the resident blocks × (rows + halo) per band, the time of the
+    /// slowest SM, the most rows among equals, within the grid's limit;
+    /// else the whole height if that fits the limit.
+    fn band_rows(
+        &self,
+        kernel: &'static str,
+        threads: u32,
+        shared: usize,
+        height: usize,
+        k: usize,
+        blocks: impl Fn(usize) -> usize,
+    ) -> Result<Option<usize>> {
+        let info = self.gpu.info();
+        let per_sm = self.gpu.max_active_blocks_per_sm(kernel, threads, shared)?;
+        let resident = info.sm_count.max(1).saturating_mul(per_sm.max(1)) as usize;
+        let cost = |r: usize| blocks(r).div_ceil(resident) * (r + k - 1);
+        let max_x = info.limits.max_grid_dim[0] as usize;
+        let rows = (8..=SEPR_MAX_ROWS)
+            .map(|r| r.min(height))
+            .filter(|&r| blocks(r) <= max_x)
+            .min_by_key(|&r| (cost(r), usize::MAX - r))
+            .unwrap_or(height);
+        Ok((blocks(rows) <= max_x).then_some(rows))
     }
 
     /// The register-blocked kernels' taps parameter for `kernel`: per
