@@ -18,8 +18,8 @@ use coalesce::conv::reference_batch::{filter2d, sample_matches};
 use coalesce::conv::{Boundary, ConvElem, ConvOp};
 use coalesce::half::{bf16, f16};
 use coalesce::{Error, Gpu};
-use rand::Rng;
 use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
 
 #[derive(Clone, Copy, Debug)]
 struct Case {
@@ -742,4 +742,69 @@ fn bad_input_is_a_typed_error() {
     // More than four masks, or a mask that does not fill its size.
     assert!(Filter2d::<u8>::per_channel(&gpu, &[0.1f32; 45], 3, 3, ConvOp::Correlate, Boundary::Zero).is_err());
     assert!(Filter2d::<u8>::new(&gpu, &[0.1f32; 8], 3, 3, ConvOp::Correlate, Boundary::Zero).is_err());
+}
+
+/// `Filter2d` keeps its plans: a kept plan equals the one a fresh filter
+/// makes, for more images than it keeps and for every setting its
+/// builders change (clones share the kept plans); and threads on their
+/// own streams sharing one filter's plans filter different images right.
+#[test]
+fn kept_plans_follow_images_and_settings() {
+    let gpu = gpu_or_skip!();
+    let (_, seed) = common::rng();
+    let fresh = |gpu: &Gpu| Filter2d::<u8>::new(gpu, &[0.04f32; 25], 5, 5, ConvOp::Correlate, Boundary::Zero).unwrap();
+    let f = fresh(&gpu);
+    let images: Vec<Image> = (0..20).map(|i| Image::new(64 + 16 * i, 9 + 7 * i, [1, 3, 4][i % 3]).unwrap()).collect();
+    for round in 0..2 {
+        for &img in &images {
+            assert_eq!(f.plan(img).unwrap(), fresh(&gpu).plan(img).unwrap(), "{img:?}, round {round}");
+        }
+    }
+    type Setting = fn(Filter2d<u8>) -> Filter2d<u8>;
+    let settings: [(&str, Setting); 6] = [
+        ("default", |f| f),
+        ("no box rows", |f| f.with_box_rows(false)),
+        ("no box sums", |f| f.with_box_sums(false)),
+        ("not separable", |f| f.with_separable(false)),
+        ("cval 2", |f| f.with_cval(2.0)),
+        ("origin (1, -1)", |f| f.with_origin(1, -1).unwrap()),
+    ];
+    let img = Image::new(1376, 150, 3).unwrap();
+    let mut kernels = Vec::new();
+    for round in 0..2 {
+        for (name, set) in settings {
+            let (kept, made) = (set(f.clone()).plan(img).unwrap(), set(fresh(&gpu)).plan(img).unwrap());
+            assert_eq!(kept, made, "{name}, round {round}");
+            kernels.push(kept.kernel);
+        }
+    }
+    assert_eq!((kernels[0], kernels[1]), ("conv2d_boxr3_u8_w5", "conv2d_sepb3_u8_w5"));
+    kernels.sort_unstable();
+    kernels.dedup();
+    assert!(kernels.len() >= 4, "the settings ran {kernels:?}");
+    std::thread::scope(|s| {
+        for t in 0..4usize {
+            let (gpu, f, images) = (gpu.clone(), &f, &images);
+            s.spawn(move || {
+                let stream = gpu.new_stream().unwrap();
+                let (g, f) = (gpu.on(&stream).unwrap(), f.on(&stream).unwrap());
+                let mut rng = StdRng::seed_from_u64(seed ^ (t as u64 + 1));
+                for k in 0..6usize {
+                    let img = images[(5 * t + 3 * k) % images.len()];
+                    let row = img.width * img.channels;
+                    let input: Vec<u8> = (0..img.height * row).map(|_| common::sample(&mut rng)).collect();
+                    let d_in = g.upload(&input).unwrap();
+                    let mut d_out = g.alloc_zeroed::<u8>(input.len()).unwrap();
+                    d_out.fill_bytes(common::POISON).unwrap();
+                    let plan = f.run(&d_in.as_view(), &mut d_out.as_view_mut(), img).unwrap();
+                    let got = d_out.to_vec().unwrap();
+                    let values: Vec<f64> = input.iter().map(|&v| f64::from(v)).collect();
+                    let taps: Vec<f64> = f.taps().iter().map(|&v| f64::from(v)).collect();
+                    let want = filter2d::<f32>(&values, img, &taps, (5, 5), f.left(), Boundary::Zero, 0.0).unwrap();
+                    let bad = got.iter().zip(&want).position(|(&g, w)| !sample_matches(g, w));
+                    assert!(bad.is_none(), "thread {t}, {img:?} on {} (seed {seed}): element {bad:?}", plan.kernel);
+                }
+            });
+        }
+    });
 }

@@ -6,6 +6,12 @@
 //! each sample times `batch` back-to-back operations and is divided by `batch`, so every figure in [`Stats`] is per
 //! operation.
 //!
+//! Each sample (and the calibrating call) is queued behind one untimed operation, so that its start event fires when
+//! the GPU finishes that operation, with the sample's first operation already queued: a sample times the GPU's work on
+//! back-to-back operations, not the host's time to queue the first of them (13 µs for a `Filter2d::run` call on the
+//! H200, about 7% of a 4096² RGB box filter's 33 µs in a batch of six). Where the host takes longer per operation
+//! than the GPU, the GPU waits between operations and the samples show it.
+//!
 //! Units: times in milliseconds; bandwidth in GB/s with 1 GB = 1e9 bytes, where the bytes moved by an operation are the
 //! bytes it reads plus the bytes it writes (a copy of `n` bytes moves `2n`).
 
@@ -108,7 +114,8 @@ pub fn batch_size(single_ms: f64, min_sample_ms: f64) -> usize {
 }
 
 /// Measures the operation `op` queues: `s.warmup` untimed calls, one timed call to choose the batch size
-/// ([`batch_size`]), then `s.reps` samples of `batch` calls each, timed with CUDA events ([`Gpu::time`]).
+/// ([`batch_size`]), then `s.reps` samples of `batch` calls each, timed with CUDA events ([`Gpu::time`]); each timed
+/// call or sample is queued behind one untimed call (module docs).
 ///
 /// `op(i)` must queue exactly one operation on `gpu`'s stream without waiting for it; `i` counts calls from 0 across
 /// warm-up, calibration and samples, so the caller can rotate among buffers (`i % pool`). Its error type is the
@@ -134,11 +141,14 @@ pub fn measure<E: From<Error>>(
     }
     gpu.synchronize()?;
 
+    step()?;
     let single = time(gpu, &mut step)?;
     let batch = batch_size(f64::from(single), f64::from(s.min_sample_ms));
 
     let mut per_op = Vec::with_capacity(s.reps);
     for _ in 0..s.reps {
+        // The lead-in: the start event is recorded behind it.
+        step()?;
         let ms = time(gpu, || (0..batch).try_for_each(|_| step()))?;
         per_op.push(f64::from(ms) / batch as f64);
     }

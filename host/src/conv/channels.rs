@@ -76,7 +76,7 @@
 //! 7 × 7, and 9 × 9 in `f32`; the tensor cores for larger `f32` masks).
 //! [`ChanPlan::conv2d`] holds the plan that ran.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 pub use coalesce_kernels::conv::batch::{CHAN_OUTPUTS, CHAN_ROWS, CHAN_X, CHAN_Y, chan_shared_elems};
 pub use coalesce_kernels::conv::boxrows::{
@@ -419,7 +419,25 @@ pub struct Filter2d<S: Sample> {
     box_rows: bool,
     /// [`Gray`] for `f32` and `f64` filters of one mask.
     gray: Option<Arc<Gray<S::Acc>>>,
+    /// The plans made so far (shared by clones: the key holds every
+    /// setting a plan depends on).
+    plans: Arc<Mutex<Vec<(PlanKey, ChanPlan)>>>,
 }
+
+/// What a [`Filter2d`]'s plan depends on besides its masks, mode and
+/// device: the image and the settings its builders change.
+#[derive(Clone, Copy, PartialEq)]
+struct PlanKey {
+    img: Image,
+    left: (usize, usize),
+    cval: u64,
+    use_factors: bool,
+    box_sums: bool,
+    box_rows: bool,
+}
+
+/// Plans a [`Filter2d`] keeps (the oldest goes first).
+const PLANS_KEPT: usize = 16;
 
 impl<S: Sample> Filter2d<S> {
     /// One `mh × mw` mask (row-major) for every channel; the taps' type
@@ -544,6 +562,7 @@ impl<S: Sample> Filter2d<S> {
             box_sums: true,
             box_rows: true,
             gray: None,
+            plans: Arc::default(),
         };
         filter.gray = filter.gray_paths()?;
         Ok(filter)
@@ -617,6 +636,7 @@ impl<S: Sample> Filter2d<S> {
             dev: self.dev.clone(),
             factors: self.factors.clone(),
             gray,
+            plans: self.plans.clone(),
             ..*self
         })
     }
@@ -651,8 +671,36 @@ impl<S: Sample> Filter2d<S> {
         self.cval
     }
 
-    /// The launch [`Filter2d::run`] makes for `img`.
+    /// The launch [`Filter2d::run`] makes for `img`. Plans are kept: the
+    /// next call for the same image and settings answers at once (the
+    /// search for a launch's bands takes microseconds, as long as a small
+    /// image's kernel).
     pub fn plan(&self, img: Image) -> Result<ChanPlan> {
+        let key = PlanKey {
+            img,
+            left: self.left,
+            cval: self.cval.to_bits(),
+            use_factors: self.use_factors,
+            box_sums: self.box_sums,
+            box_rows: self.box_rows,
+        };
+        let lock = || self.plans.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(&(_, plan)) = lock().iter().find(|(k, _)| *k == key) {
+            return Ok(plan);
+        }
+        let plan = self.make_plan(img)?;
+        let mut plans = lock();
+        if !plans.iter().any(|(k, _)| *k == key) {
+            if plans.len() >= PLANS_KEPT {
+                plans.remove(0);
+            }
+            plans.push((key, plan));
+        }
+        Ok(plan)
+    }
+
+    /// [`Filter2d::plan`], made anew.
+    fn make_plan(&self, img: Image) -> Result<ChanPlan> {
         let info = self.gpu.info();
         let sm = info.cc_major * 10 + info.cc_minor;
         if sm < S::MIN_SM {
@@ -840,7 +888,7 @@ impl<S: Sample> Filter2d<S> {
         let warps_per_block = (SEPR_THREADS / 32) as u32;
         let blocks =
             |r: usize| sepr_warps(cols, height, r as u32, sepr_edge_rows(r as u32)).div_ceil(warps_per_block) as usize;
-        let Some(rows) = self.band_rows(kernel, threads, 0, img.height, k, blocks)? else { return Ok(None) };
+        let Some(rows) = self.band_rows(kernel, threads, 0, u32::MAX, img.height, k, blocks)? else { return Ok(None) };
         Ok(Some(ChanPlan {
             kernel,
             grid: blocks(rows) as u32,
@@ -870,11 +918,12 @@ impl<S: Sample> Filter2d<S> {
         }
         let row = img.width * img.channels;
         let blocks = |r: usize| boxr_blocks(row, img.height, r);
-        // (One block per SM of 94-row bands ran the RGB 4096² 5 × 5 box
-        // 2–3% faster than two of 47 on the H200, but RGBA 8% slower and
-        // gray 2%: `results/h200/box-rows/`.)
+        // Waves of one block per SM: bands twice as tall as at the two
+        // that fit, half the halo. On the H200 the 4096² 5 × 5 box ran
+        // 2.1 points faster in RGB, 3.6 in gray and 0.3 in RGBA
+        // (`results/h200/box-rows-bands/`).
         let threads = BOXR_THREADS as u32;
-        let Some(rows) = self.band_rows(kernel, threads, BOXR_SHARED_BYTES, img.height, k, blocks)? else {
+        let Some(rows) = self.band_rows(kernel, threads, BOXR_SHARED_BYTES, 1, img.height, k, blocks)? else {
             return Ok(None);
         };
         Ok(Some(ChanPlan {
@@ -893,20 +942,23 @@ impl<S: Sample> Filter2d<S> {
     /// `threads` with `shared` bytes of dynamic shared memory, `blocks(r)`
     /// of them for bands of `r` rows) over `height` rows with window `k`:
     /// of 8 to [`SEPR_MAX_ROWS`] (at most the height), the least waves of
-    /// the resident blocks × (rows + halo) per band, the time of the
-    /// slowest SM, the most rows among equals, within the grid's limit;
-    /// else the whole height if that fits the limit.
+    /// the resident blocks (at most `most_per_sm` per SM) × (rows + halo)
+    /// per band, the time of the slowest SM, the most rows among equals,
+    /// within the grid's limit; else the whole height if that fits the
+    /// limit.
+    #[allow(clippy::too_many_arguments)]
     fn band_rows(
         &self,
         kernel: &'static str,
         threads: u32,
         shared: usize,
+        most_per_sm: u32,
         height: usize,
         k: usize,
         blocks: impl Fn(usize) -> usize,
     ) -> Result<Option<usize>> {
         let info = self.gpu.info();
-        let per_sm = self.gpu.max_active_blocks_per_sm(kernel, threads, shared)?;
+        let per_sm = self.gpu.max_active_blocks_per_sm(kernel, threads, shared)?.min(most_per_sm);
         let resident = info.sm_count.max(1).saturating_mul(per_sm.max(1)) as usize;
         let cost = |r: usize| blocks(r).div_ceil(resident) * (r + k - 1);
         let max_x = info.limits.max_grid_dim[0] as usize;
