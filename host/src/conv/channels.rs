@@ -907,7 +907,7 @@ impl<S: Sample> Filter2d<S> {
     /// bytes and at least 32, pitches of multiples of 16; the bases are
     /// checked at run time): bands of rows chosen, as for the
     /// register-blocked kernels, so that the blocks fill whole waves at
-    /// the least halo.
+    /// the least halo, but waves of one block per SM.
     fn box_rows_plan(&self, img: Image, k: usize) -> Result<Option<ChanPlan>> {
         let one_tap = self.box_taps(k).filter(|t| t.iter().all(|&v| v == t[0]));
         let kernel = box_rows_kernel_name(img.channels, k);
