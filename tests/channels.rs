@@ -13,7 +13,7 @@
 mod common;
 
 use coalesce::conv::batch::Sample;
-use coalesce::conv::channels::{ChanPlan, Filter2d, Image, boxr_fits};
+use coalesce::conv::channels::{ChanPlan, Filter2d, Image, boxr_fits, boxr_mode_fits};
 use coalesce::conv::reference_batch::{filter2d, sample_matches};
 use coalesce::conv::{Boundary, ConvElem, ConvOp};
 use coalesce::half::{bf16, f16};
@@ -468,9 +468,15 @@ fn box_rows_u8() {
                     boxed: true,
                 };
                 let plan = run_case::<u8>(&gpu, &mut rng, seed, case);
-                let name = format!("conv2d_boxr{channels}_u8_w{w}");
-                assert_eq!(plan.kernel, name, "{case:?} (seed {seed})");
                 assert!(plan.register_blocked(), "{case:?}");
+                // Wrap mode leaves rows whose last thread is lane 0 of its
+                // warp (4112 bytes here) to the box form.
+                if !boxr_mode_fits(row, mode.raw()) {
+                    assert!(mode == Boundary::Wrap && row % 512 == 16, "{case:?}");
+                    assert_eq!(plan.kernel, format!("conv2d_sepb{channels}_u8_w{w}"), "{case:?} (seed {seed})");
+                    continue;
+                }
+                assert_eq!(plan.kernel, format!("conv2d_boxr{channels}_u8_w{w}"), "{case:?} (seed {seed})");
                 ran += 1;
             }
         }

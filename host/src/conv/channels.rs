@@ -59,9 +59,11 @@
 //! (`conv2d_boxr{C}_u8_w{K}`, same windows and result; see
 //! `coalesce_kernels::conv::boxrows`) when each row is a multiple of 16
 //! bytes and at least 32, both bases and pitches are multiples of 16, and
-//! the image is at least the window in both axes; a thread owns 16 bytes
-//! of a row and keeps rows in flight as asynchronous copies into shared
-//! memory. [`Filter2d::with_box_rows`]`(false)` keeps the box form above.
+//! the image is at least the window in both axes (in wrap mode, rows not
+//! 16 bytes past a multiple of 512: [`boxr_mode_fits`]); a thread owns 16
+//! bytes of a row, keeps rows in flight as asynchronous copies into shared
+//! memory and reads the bytes either side from its neighbours' copies.
+//! [`Filter2d::with_box_rows`]`(false)` keeps the box form above.
 //!
 //! # Gray `f32` and `f64` images
 //!
@@ -81,6 +83,7 @@ use std::sync::{Arc, Mutex};
 pub use coalesce_kernels::conv::batch::{CHAN_OUTPUTS, CHAN_ROWS, CHAN_X, CHAN_Y, chan_shared_elems};
 pub use coalesce_kernels::conv::boxrows::{
     BOXR_BLOCK_BYTES, BOXR_PARAM_BYTES, BOXR_SHAPES, BOXR_SHARED_BYTES, BOXR_THREADS, boxr_blocks, boxr_fits,
+    boxr_mode_fits,
 };
 pub use coalesce_kernels::conv::sepchan::{SEPC_ROWS, SEPC_THREADS, sepc_shared_bytes, sepc_tiles};
 pub use coalesce_kernels::conv::sepreg::{
@@ -913,10 +916,10 @@ impl<S: Sample> Filter2d<S> {
         let kernel = box_rows_kernel_name(img.channels, k);
         let pitches = img.in_pitch.is_multiple_of(16) && img.out_pitch.is_multiple_of(16);
         let (Some(_), Some(kernel), true) = (one_tap, kernel, self.box_rows && pitches) else { return Ok(None) };
-        if !boxr_fits(img.width, img.height, img.channels, k) {
+        let row = img.width * img.channels;
+        if !boxr_fits(img.width, img.height, img.channels, k) || !boxr_mode_fits(row, self.mode.raw()) {
             return Ok(None);
         }
-        let row = img.width * img.channels;
         let blocks = |r: usize| boxr_blocks(row, img.height, r);
         // Waves of one block per SM: bands twice as tall as at the two
         // that fit, half the halo. On the H200 the 4096² 5 × 5 box ran

@@ -12,18 +12,26 @@
 //! 1. **A block per strip of a band.** A block of [`BOXR_THREADS`]
 //!    threads owns [`BOXR_BLOCK_BYTES`] bytes of a row, 16 a thread, and
 //!    walks down a band of `rows` output rows; block `b` takes strip
-//!    `b % strips` of band `b / strips`. No thread waits for another: no
-//!    barrier, no shuffle.
+//!    `b % strips` of band `b / strips`. No thread waits for another warp:
+//!    no block barrier, no shuffle.
 //! 2. **Rows in flight as copies.** A thread copies its 16 bytes of each
-//!    input row and the 8 bytes either side (`cp.async.ca`, 16 + 8 + 8
-//!    bytes; the side copies mostly hit L1, where the neighbours' middle
-//!    copies brought the lines) into its own slots of a ring of
-//!    [`BOXR_DEPTH`] rows in shared memory, and waits for its own group
-//!    only ([`wait_group`](crate::dev::pipeline::wait_group)). The rows
-//!    in flight take no registers, so each thread keeps
-//!    `BOXR_DEPTH − 1` rows of loads outstanding at two blocks per SM.
-//!    Bytes the mode zeroes arrive as zeros (source size 0): rows outside
-//!    the image in constant mode, and the reach past a row's ends.
+//!    input row (`cp.async.ca`) into its own slot of a ring of
+//!    [`BOXR_DEPTH`] rows in shared memory. The 8 bytes either side that
+//!    its sums reach are its neighbours' middle bytes: after its wait for
+//!    its own group ([`wait_group`](crate::dev::pipeline::wait_group)) and
+//!    a barrier of its warp, it reads them from the neighbours' slots, and
+//!    a second barrier of the warp keeps the next copy into a slot after
+//!    the neighbours' reads. Only lane 0 copies its left 8 bytes and lane
+//!    31 (and the row's last thread) its right 8 into side slots, one
+//!    8-byte copy each: the other lanes make no side requests, and the
+//!    load/store queue takes two copies a row, not three. The rows in
+//!    flight take no registers, so each thread keeps `BOXR_DEPTH − 1` rows
+//!    of loads outstanding at two blocks per SM. Bytes the mode zeroes
+//!    arrive as zeros (source size 0): rows outside the image in constant
+//!    mode, and the reach past a row's ends. A row whose last thread is
+//!    lane 0 takes zeros for that lane's right side (nearest, reflect and
+//!    mirror mode fix them, item 3); in wrap mode the host sends such rows
+//!    elsewhere ([`boxr_mode_fits`]).
 //! 3. **Row ends through the mode.** The reach of the first thread of a
 //!    row lies left of it, that of the last thread right of it. In wrap
 //!    mode their side copies come from the row's other end; in nearest,
@@ -100,6 +108,15 @@ pub const fn boxr_fits(width: usize, height: usize, channels: usize, k: usize) -
     row.is_multiple_of(16) && row >= 32 && row < 1 << 30 && width >= k && height >= k && height < 1 << 30
 }
 
+/// Whether the kernels take rows of `row_bytes` bytes in `mode` (a
+/// [`Boundary`](super::Boundary) raw value) beyond [`boxr_fits`]: in wrap
+/// mode not when the row's last thread is lane 0 of its warp (`row_bytes`
+/// 16 past a multiple of 512), whose right side would need a second copy
+/// (module docs, item 2).
+pub const fn boxr_mode_fits(row_bytes: usize, mode: u32) -> bool {
+    mode != 4 || row_bytes % 512 != 16
+}
+
 /// Blocks of a launch over `height` rows of `row_bytes` bytes in bands
 /// of `rows` output rows.
 pub const fn boxr_blocks(row_bytes: usize, height: usize, rows: usize) -> usize {
@@ -120,7 +137,7 @@ mod kernels {
     use crate::dev::param::{ParamBytes, ParamSymbol};
     use crate::dev::pipeline::{commit_group, copy_f64, copy16_l1, wait_group};
     use crate::dev::shared::SharedElem;
-    use crate::dev::warp::{FULL_MASK, ballot};
+    use crate::dev::warp::{FULL_MASK, active_mask, ballot, sync_lanes};
     use core::arch::asm;
 
     /// Output pairs: word `p` of a row's 16 outputs holds bytes `PAIRS[p]`
@@ -272,7 +289,8 @@ mod kernels {
         let y0 = band * rows;
         let tid = thread_idx_x();
         let x = strip * BOXR_BLOCK_BYTES as u32 + BOXR_STRIP as u32 * tid;
-        // Whole threads leave: none waits for another.
+        // Whole threads leave, from the row's end on: the warps' barriers
+        // below name the lanes still here.
         if y0 >= height || x >= rb {
             return;
         }
@@ -296,6 +314,20 @@ mod kernels {
             rb - 8
         };
         let (read_l, read_r) = (!first || wrap, !last || wrap);
+        // Module docs, item 2: lane 0 copies its left side, lane 31 and
+        // the row's last thread their right side (one copy each); a lane
+        // that is both (the row's last thread is lane 0) copies its left
+        // side and takes zeros on the right (constant mode; nearest,
+        // reflect and mirror mode fix them below; the host keeps wrap
+        // mode off such rows).
+        let lane = tid % 32;
+        let (own_l, own_r) = (lane == 0, last || lane == 31);
+        let both = own_l && own_r;
+        let (cdst, csrc, cread) = if own_l { (0u32, ol, read_l) } else { (RIGHT - LEFT, or, read_r) };
+        let copies = own_l || own_r;
+        // The lanes still here: a prefix of the warp (threads leave from
+        // the row's end on).
+        let peers = active_mask();
         // Nearest, reflect, mirror (module docs, item 3): the edge
         // threads' side words from their middle bytes. Left: side byte i
         // (0 … 7) is row byte i − 8, taken from middle words 0, 1, 2;
@@ -336,6 +368,11 @@ mod kernels {
         let base = unsafe { crate::dev::shared::dynamic::<u32>() }.addr_of(0);
         let mid = base + BOXR_STRIP as u32 * tid;
         let side = base + LEFT + 8 * tid;
+        // Where the side bytes are read: this thread's side slots, or the
+        // neighbours' middle bytes (bytes 8 … 15 of the left one, 0 … 7 of
+        // the right one).
+        let lsrc = if own_l { side } else { mid - 8 };
+        let rsrc = if own_r { side + (RIGHT - LEFT) } else { mid + 16 };
         let rows_ax = Axis::new(height as i32, mode);
         // Copies input row r, the row `m` the mode maps it to (−1: zeros),
         // into the slot at `so`; rows from `limit` on are not read.
@@ -348,9 +385,10 @@ mod kernels {
             // 0 … rb − 8, x ≤ rb − 16), aligned as the layout's bases and
             // pitches (multiples of 16) and offsets (of 8) are.
             unsafe {
-                copy_f64(side + so, line.wrapping_add(ol as usize).cast(), live && read_l);
+                if copies {
+                    copy_f64(side + so + cdst, line.wrapping_add(csrc as usize).cast(), live && cread);
+                }
                 copy16_l1(mid + so, line.wrapping_add(x as usize), live);
-                copy_f64(side + so + (RIGHT - LEFT), line.wrapping_add(or as usize).cast(), live && read_r);
             }
             commit_group();
         };
@@ -371,10 +409,16 @@ mod kernels {
                     return;
                 }
                 wait_group::<{ BOXR_DEPTH as u32 - 1 }>();
-                // SAFETY: this thread's own slot, its group waited for.
-                let (l, m, r) = unsafe {
-                    (u64::ld_shared(side + so), ld_shared_v4(mid + so), u64::ld_shared(side + so + (RIGHT - LEFT)))
-                };
+                // SAFETY: every lane of `peers` is here; the sync orders
+                // the neighbours' copies, waited for, before the loads.
+                unsafe { sync_lanes(peers) };
+                // SAFETY: this thread's slots and its neighbours', their
+                // groups waited for.
+                let (l, m, r) = unsafe { (u64::ld_shared(lsrc + so), ld_shared_v4(mid + so), u64::ld_shared(rsrc + so)) };
+                // SAFETY: as above; the neighbours' loads come before this
+                // thread's next copy into the slot.
+                unsafe { sync_lanes(peers) };
+                let r = if both { 0 } else { r };
                 let mut w = [l as u32, (l >> 32) as u32, m[0], m[1], m[2], m[3], r as u32, (r >> 32) as u32];
                 // Row top + n + DEPTH > 0: only the bottom edge maps.
                 let r = top + n + BOXR_DEPTH as i32;

@@ -207,6 +207,28 @@ mod device {
         }
         r
     }
+
+    /// `__syncwarp(mask)`: waits for the lanes of `mask`, and orders their
+    /// shared and global memory accesses before it against those after it.
+    ///
+    /// # Safety
+    /// Every lane named in `mask` must execute this same barrier.
+    #[inline(always)]
+    pub unsafe fn sync_lanes(mask: u32) {
+        // SAFETY: the caller upholds the mask contract; a compiler memory
+        // barrier too (no `nomem`).
+        unsafe { asm!("bar.warp.sync {m};", m = in(reg32) mask, options(nostack, preserves_flags)) }
+    }
+
+    /// `__activemask()`: bit `i` set when lane `i` executes this with the
+    /// caller (exited lanes are not set).
+    #[inline(always)]
+    pub fn active_mask() -> u32 {
+        let r: u32;
+        // SAFETY: reads the warp's active lanes; no memory access.
+        unsafe { asm!("activemask.b32 {r};", r = out(reg32) r, options(nomem, nostack, preserves_flags)) }
+        r
+    }
 }
 
 #[cfg(target_arch = "nvptx64")]
