@@ -114,7 +114,7 @@ pub const fn boxr_fits(width: usize, height: usize, channels: usize, k: usize) -
 /// 16 past a multiple of 512), whose right side would need a second copy
 /// (module docs, item 2).
 pub const fn boxr_mode_fits(row_bytes: usize, mode: u32) -> bool {
-    mode != 4 || row_bytes % 512 != 16
+    mode != super::Boundary::Wrap as u32 || row_bytes % (32 * BOXR_STRIP) != BOXR_STRIP
 }
 
 /// Blocks of a launch over `height` rows of `row_bytes` bytes in bands
@@ -137,7 +137,7 @@ mod kernels {
     use crate::dev::param::{ParamBytes, ParamSymbol};
     use crate::dev::pipeline::{commit_group, copy_f64, copy16_l1, wait_group};
     use crate::dev::shared::SharedElem;
-    use crate::dev::warp::{FULL_MASK, active_mask, ballot, sync_lanes};
+    use crate::dev::warp::{active_mask, ballot, sync_lanes};
     use core::arch::asm;
 
     /// Output pairs: word `p` of a row's 16 outputs holds bytes `PAIRS[p]`
@@ -335,9 +335,8 @@ mod kernels {
         // 2, 3, 1 (row bytes rb − 8 … rb − 1, then rb − 12 … rb − 9).
         let fix_l = first && !wrap && !zeros;
         let fix_r = last && !wrap && !zeros;
-        // SAFETY: every thread of the warp that has not left is here, and
-        // the mask names only lanes that vote (left lanes are inactive).
-        let fixes = unsafe { ballot(FULL_MASK, fix_l || fix_r) } != 0;
+        // SAFETY: every lane of `peers` is here.
+        let fixes = unsafe { ballot(peers, fix_l || fix_r) } != 0;
         let mut sel = [(0u32, 0u32); 2];
         if fix_l || fix_r {
             let (cols, c) = (Axis::new(width as i32, mode), C as i32);
