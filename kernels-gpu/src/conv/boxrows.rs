@@ -114,7 +114,7 @@ pub const fn boxr_fits(width: usize, height: usize, channels: usize, k: usize) -
 /// 16 past a multiple of 512), whose right side would need a second copy
 /// (module docs, item 2).
 pub const fn boxr_mode_fits(row_bytes: usize, mode: u32) -> bool {
-    mode != super::Boundary::Wrap as u32 || row_bytes % (32 * BOXR_STRIP) != BOXR_STRIP
+    mode != super::Boundary::Wrap.raw() || row_bytes % (32 * BOXR_STRIP) != BOXR_STRIP
 }
 
 /// Blocks of a launch over `height` rows of `row_bytes` bytes in bands
@@ -130,6 +130,7 @@ pub const fn boxr_blocks(row_bytes: usize, height: usize, rows: usize) -> usize 
 mod kernels {
     use super::boxr_halo;
     use super::{BOXR_BLOCK_BYTES, BOXR_DEPTH, BOXR_PARAM_BYTES, BOXR_SLOT_BYTES, BOXR_STRIP, BOXR_THREADS};
+    use crate::conv::Boundary;
     use crate::conv::elem::{ConvElem, mask_tap, unroll};
     use crate::conv::sepreg::kernels::{Axis, pack4, prmt};
     use crate::dev::index::{block_idx_x, thread_idx_x};
@@ -295,7 +296,7 @@ mod kernels {
             return;
         }
         let y_end = if height - y0 < rows { height } else { y0 + rows };
-        let (wrap, zeros) = (mode == 4, mode == 0 || mode > 4);
+        let (wrap, zeros) = (mode == Boundary::Wrap.raw(), mode == Boundary::Zero.raw() || mode > Boundary::Wrap.raw());
         // The side copies' offsets in a row: at a row's end, the other end
         // (wrap), else not read (zeros, or fixed below).
         let (first, last) = (x == 0, x + 16 == rb);
