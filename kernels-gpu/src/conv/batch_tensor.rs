@@ -295,15 +295,32 @@ pub(in crate::conv) mod kernels {
     /// groups.
     #[inline(always)]
     unsafe fn read_step(table: u32, lane: u32, k: usize) -> [[u32; 2]; 3] {
-        [0, 1, 2].map(|p| {
-            let (a, b): (u32, u32);
-            // SAFETY: the caller's contract (8 bytes of the table).
-            unsafe {
-                asm!("ld.volatile.shared.v2.u32 {{{a}, {b}}}, [{p}];", a = out(reg32) a, b = out(reg32) b,
-                     p = in(reg32) table + 8 * (32 * (p * MAX_STEPS + k) as u32 + lane), options(nostack, preserves_flags));
-            }
-            [a, b]
-        })
+        // SAFETY: the caller's contract (8 bytes of the table each).
+        [0, 1, 2].map(|p| unsafe { read_entry(entry(table, lane, p, k)) })
+    }
+
+    /// The shared-window address of lane `lane`'s entry of part `p`
+    /// (head, middle, low) of step `k` in the table at `table`.
+    #[inline(always)]
+    fn entry(table: u32, lane: u32, p: usize, k: usize) -> u32 {
+        table + 8 * (32 * (p * MAX_STEPS + k) as u32 + lane)
+    }
+
+    /// The two words of the table entry at `at` (a `volatile` load, as
+    /// [`read_step`] says why).
+    ///
+    /// # Safety
+    /// `at` an entry of a table written by [`write_fragments`], a barrier
+    /// passed since.
+    #[inline(always)]
+    unsafe fn read_entry(at: u32) -> [u32; 2] {
+        let (a, b): (u32, u32);
+        // SAFETY: the caller's contract (8 bytes of the table).
+        unsafe {
+            asm!("ld.volatile.shared.v2.u32 {{{a}, {b}}}, [{p}];", a = out(reg32) a, b = out(reg32) b,
+                 p = in(reg32) at, options(nostack, preserves_flags));
+        }
+        [a, b]
     }
 
     /// Lane `lane`'s fragments of a half step `k`: the head's (the first
@@ -316,16 +333,13 @@ pub(in crate::conv) mod kernels {
     /// As [`read_step`], the table written for a half last step.
     #[inline(always)]
     unsafe fn read_half_step(table: u32, lane: u32, k: usize) -> (u32, [u32; 2]) {
-        let (h, u, l): (u32, u32, u32);
-        let at = |p: usize| table + 8 * (32 * (p * MAX_STEPS + k) as u32 + lane);
+        let h: u32;
         // SAFETY: the caller's contract (4 and 8 bytes of the table).
         unsafe {
-            asm!("ld.volatile.shared.u32 {h}, [{p}];", h = out(reg32) h, p = in(reg32) at(0),
+            asm!("ld.volatile.shared.u32 {h}, [{p}];", h = out(reg32) h, p = in(reg32) entry(table, lane, 0, k),
                  options(nostack, preserves_flags));
-            asm!("ld.volatile.shared.v2.u32 {{{u}, {l}}}, [{p}];", u = out(reg32) u, l = out(reg32) l,
-                 p = in(reg32) at(1), options(nostack, preserves_flags));
+            (h, read_entry(entry(table, lane, 1, k)))
         }
-        (h, [u, l])
     }
 
     /// One tile of `groups` groups of 128 outputs, from the bf16 inputs at
