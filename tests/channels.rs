@@ -496,6 +496,91 @@ fn box_rows_u8() {
     }
 }
 
+/// Box rows calls back to back, each reading the image the call before it
+/// wrote and writing the one that call read (a ping-pong of two buffers):
+/// queued with no wait between them, as dependent launches on sm_90
+/// (`Gpu::set_dependent_launches`) and as plain ones, on this handle's
+/// stream, alternating between two streams (ordered by the buffers'
+/// tracking) and from threads on their own streams, they end on the bytes
+/// of the same chain run one call at a time, each call of which matches the
+/// CPU reference.
+#[test]
+fn box_rows_chains_back_to_back() {
+    let gpu = gpu_or_skip!();
+    if gpu.info().cc_major < 8 {
+        eprintln!("SKIPPED: the box rows kernels need sm_80");
+        return;
+    }
+    let (mut rng, seed) = common::rng();
+    const CALLS: usize = 8;
+    let img = Image::new(1360, 300, 3).unwrap();
+    let n = img.width * img.height * img.channels;
+    let taps = vec![1.0f32 / 25.0; 25];
+    let filter = Filter2d::<u8>::new(&gpu, &taps, 5, 5, ConvOp::Correlate, Boundary::Reflect).unwrap();
+    let taps64: Vec<f64> = filter.taps().iter().map(|&t| f64::from(t)).collect();
+    let input: Vec<u8> = common::samples(&mut rng, n);
+    // The chain one call at a time, each call checked against the CPU
+    // reference of its own input.
+    let mut steps = vec![input.clone()];
+    for call in 0..CALLS {
+        let src = gpu.upload(&steps[call]).unwrap();
+        let mut dst = gpu.alloc_zeroed::<u8>(n).unwrap();
+        dst.fill_bytes(common::POISON).unwrap();
+        let plan = filter.run(&src.as_view(), &mut dst.as_view_mut(), img).unwrap();
+        assert_eq!(plan.kernel, "conv2d_boxr3_u8_w5");
+        let got = dst.to_vec().unwrap();
+        let values: Vec<f64> = steps[call].iter().map(|&v| v as f64).collect();
+        let want = filter2d::<f32>(&values, img, &taps64, (5, 5), filter.left(), Boundary::Reflect, 0.0).unwrap();
+        let bad = got.iter().zip(&want).filter(|(g, w)| !sample_matches(**g, w)).count();
+        assert_eq!(bad, 0, "call {call} (seed {seed}): {bad} bytes differ from the reference");
+        steps.push(got);
+    }
+    assert_ne!(steps[CALLS], steps[CALLS - 1], "the chain stopped changing the image");
+    // The same chain queued back to back; the last two images must be the
+    // one-at-a-time chain's.
+    // The odd calls on `other` when it is given: each call then waits for
+    // the other stream's call before it through the buffers' tracking.
+    let chain = |g: &Gpu, other: Option<&coalesce::Stream>| {
+        let f = Filter2d::<u8>::new(g, &taps, 5, 5, ConvOp::Correlate, Boundary::Reflect).unwrap();
+        let f_odd = other.map(|s| f.on(s).unwrap());
+        let mut a = g.upload(&input).unwrap();
+        let mut b = g.alloc_zeroed::<u8>(n).unwrap();
+        b.fill_bytes(common::POISON).unwrap();
+        for call in 0..CALLS {
+            let (src, dst) = if call % 2 == 0 { (&a, &mut b) } else { (&b, &mut a) };
+            let f = if call % 2 == 1 { f_odd.as_ref().unwrap_or(&f) } else { &f };
+            f.run(&src.as_view(), &mut dst.as_view_mut(), img).unwrap();
+        }
+        (a.to_vec().unwrap(), b.to_vec().unwrap())
+    };
+    let side = gpu.new_stream().unwrap();
+    for dependent in [true, false] {
+        gpu.set_dependent_launches(dependent);
+        for rep in 0..3 {
+            let (a, b) = chain(&gpu, None);
+            assert!(a == steps[CALLS] && b == steps[CALLS - 1], "dependent {dependent}, pass {rep} (seed {seed})");
+            let (a, b) = chain(&gpu, Some(&side));
+            assert!(
+                a == steps[CALLS] && b == steps[CALLS - 1],
+                "dependent {dependent}, two streams, pass {rep} (seed {seed})"
+            );
+        }
+        std::thread::scope(|s| {
+            for t in 0..3 {
+                let (gpu, steps, chain) = (&gpu, &steps, &chain);
+                s.spawn(move || {
+                    let g = gpu.on(&gpu.new_stream().unwrap()).unwrap();
+                    let (a, b) = chain(&g, None);
+                    assert!(
+                        a == steps[CALLS] && b == steps[CALLS - 1],
+                        "dependent {dependent}, thread {t} (seed {seed})"
+                    );
+                });
+            }
+        });
+    }
+}
+
 /// scipy's `gaussian_filter` on an RGB image runs on the separable kernel
 /// and stays within the general kernel's bound.
 fn gaussian_on<S: Sample>(gpu: &Gpu) {

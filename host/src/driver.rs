@@ -340,12 +340,69 @@ pub(crate) fn occupancy_blocks_per_sm(f: CUfunction, threads: u32, dynamic_share
     Ok(n.max(0) as u32)
 }
 
-/// Queues a kernel launch on `stream`.
+/// `CUlaunchAttribute` (CUDA 12): an attribute's id, padding to 8 bytes,
+/// and its value, a 64-byte union.
+#[repr(C)]
+struct LaunchAttribute {
+    id: c_int,
+    pad: [u8; 4],
+    value: [u64; 8],
+}
+
+/// `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`.
+const LAUNCH_ATTR_PROGRAMMATIC_STREAM_SERIALIZATION: c_int = 6;
+
+/// `CUlaunchConfig` (CUDA 12).
+#[repr(C)]
+struct LaunchConfigEx {
+    grid: [c_uint; 3],
+    block: [c_uint; 3],
+    shared_mem_bytes: c_uint,
+    stream: CUstream,
+    attrs: *mut LaunchAttribute,
+    num_attrs: c_uint,
+}
+
+/// `cuLaunchKernelEx` (cuda.h, CUDA 12).
+type LaunchKernelEx =
+    unsafe extern "C" fn(*const LaunchConfigEx, CUfunction, *mut *mut c_void, *mut *mut c_void) -> CuResult;
+
+/// `cuLaunchKernelEx`, looked up in the loaded driver library at first use:
+/// drivers from CUDA 12.0 on have it, and linking it would keep the library
+/// from loading with older ones (the sm_70 and sm_80 PTX run on CUDA 11
+/// drivers). `None` where the driver lacks it.
+fn launch_kernel_ex() -> Option<LaunchKernelEx> {
+    static FOUND: std::sync::OnceLock<Option<LaunchKernelEx>> = std::sync::OnceLock::new();
+    *FOUND.get_or_init(|| {
+        #[cfg(unix)]
+        {
+            // SAFETY: a NUL-terminated name; RTLD_DEFAULT searches the
+            // objects already loaded, the driver library among them.
+            let p = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"cuLaunchKernelEx".as_ptr()) };
+            // SAFETY: the driver's `cuLaunchKernelEx` has this signature.
+            (!p.is_null()).then(|| unsafe { std::mem::transmute::<*mut c_void, LaunchKernelEx>(p) })
+        }
+        #[cfg(not(unix))]
+        None
+    })
+}
+
+/// Whether the driver has `cuLaunchKernelEx` (dependent launches).
+pub(crate) fn dependent_launch_available() -> bool {
+    launch_kernel_ex().is_some()
+}
+
+/// Queues a kernel launch on `stream`. A `dependent` launch may start
+/// while the kernel before it on the stream drains
+/// (`cuLaunchKernelEx` with programmatic stream serialization): its
+/// kernel must wait for that grid (`griddepcontrol.wait`) before it
+/// touches global memory. Where the driver has no `cuLaunchKernelEx`
+/// the launch is a plain one.
 ///
 /// # Safety
 /// `params` must point to one value per kernel parameter, each of the
 /// parameter's type, alive for the duration of the call; the values must
-/// satisfy the kernel's contract.
+/// satisfy the kernel's contract; a `dependent` kernel waits as above.
 pub(crate) unsafe fn launch_kernel(
     f: CUfunction,
     grid: [u32; 3],
@@ -353,7 +410,19 @@ pub(crate) unsafe fn launch_kernel(
     shared_mem_bytes: u32,
     stream: CUstream,
     params: &mut [*mut c_void],
+    dependent: bool,
 ) -> Result<(), DriverError> {
+    if dependent && let Some(launch_ex) = launch_kernel_ex() {
+        let mut attr =
+            LaunchAttribute { id: LAUNCH_ATTR_PROGRAMMATIC_STREAM_SERIALIZATION, pad: [0; 4], value: [0; 8] };
+        // `programmaticStreamSerializationAllowed`, an int at the union's
+        // start.
+        attr.value[0] = 1;
+        let config = LaunchConfigEx { grid, block, shared_mem_bytes, stream, attrs: &mut attr, num_attrs: 1 };
+        // SAFETY: forwarded to the caller's contract; `config` and `attr`
+        // outlive the call.
+        return check("cuLaunchKernelEx", unsafe { launch_ex(&config, f, params.as_mut_ptr(), std::ptr::null_mut()) });
+    }
     // SAFETY: forwarded to the caller's contract.
     check("cuLaunchKernel", unsafe {
         cuLaunchKernel(
@@ -937,5 +1006,37 @@ mod texture_layout {
         assert_eq!(ours, theirs);
         assert_eq!(ours, [0, 12, 16, 20, 24, 28, 32, 36, 40, 56]);
         assert_eq!(super::TRSF_NORMALIZED_COORDINATES, cust::sys::CU_TRSF_NORMALIZED_COORDINATES);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn launch_config_ex_has_cuda_h_layout() {
+        // cuda.h (CUDA 12): the attribute is an int id, 4 bytes of padding
+        // and a 64-byte union; the configuration six grid and block
+        // dimensions, the shared bytes, then the stream, the attributes
+        // and their count at offsets 32, 40 and 48.
+        assert_eq!((size_of::<LaunchAttribute>(), align_of::<LaunchAttribute>()), (72, 8));
+        assert_eq!(std::mem::offset_of!(LaunchAttribute, value), 8);
+        assert_eq!(size_of::<LaunchConfigEx>(), 56);
+        assert_eq!(std::mem::offset_of!(LaunchConfigEx, shared_mem_bytes), 24);
+        assert_eq!(std::mem::offset_of!(LaunchConfigEx, stream), 32);
+        assert_eq!(std::mem::offset_of!(LaunchConfigEx, attrs), 40);
+        assert_eq!(std::mem::offset_of!(LaunchConfigEx, num_attrs), 48);
+    }
+
+    #[test]
+    fn cuda_12_drivers_have_launch_kernel_ex() {
+        // The driver library answers its version without a GPU.
+        let Ok(version) = driver_version() else {
+            eprintln!("SKIPPED: no driver library answered cuDriverGetVersion");
+            return;
+        };
+        if version >= 12000 {
+            assert!(launch_kernel_ex().is_some(), "driver {version} has no cuLaunchKernelEx");
+        }
     }
 }

@@ -76,7 +76,7 @@ pub use copy::{CopyPlan, CopyPolicy, CopyVariant, Width};
 pub use cust::memory::DeviceCopy;
 pub use device::{DeviceInfo, DeviceLimits};
 pub use error::{DriverError, Error, Result};
-pub use gpu::{Gpu, SYNC_LAUNCHES_ENV};
+pub use gpu::{DEPENDENT_LAUNCHES_ENV, Gpu, SYNC_LAUNCHES_ENV};
 pub use half;
 pub use launch::{Axis, DevicePtr, Dim3, KernelArg, KernelLimits, LaunchConfig, LaunchLimit, LimitViolation};
 pub use local::HistogramVariant;

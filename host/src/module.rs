@@ -54,6 +54,10 @@ pub(crate) struct ModuleState {
     occupancy: Mutex<HashMap<(&'static str, u32, usize), u32>>,
     params: HashMap<String, Vec<usize>>,
     symbols: HashMap<String, Symbol>,
+    /// Kernels launched as programmatic dependents of the grid before them
+    /// (they wait for it before touching global memory; see
+    /// [`coalesce_kernels::DEPENDENT_LAUNCH`]).
+    dependent: &'static [&'static str],
 }
 
 impl Drop for ModuleState {
@@ -85,7 +89,16 @@ impl ModuleState {
             occupancy: Mutex::new(HashMap::new()),
             params: ptx::entry_params(text).into_iter().collect(),
             symbols: ptx::const_symbols(text).into_iter().map(|(n, b)| (n, symbol(b))).collect(),
+            dependent: &[],
         })
+    }
+
+    /// This module with `names` launched as programmatic dependents: each
+    /// of them must wait for the grid before it (`griddepcontrol.wait`)
+    /// before its first global memory access in the loaded PTX.
+    pub(crate) fn with_dependents(mut self, names: &'static [&'static str]) -> ModuleState {
+        self.dependent = names;
+        self
     }
 
     fn handle(&self) -> &driver::ModuleHandle {
@@ -205,6 +218,7 @@ impl ModuleState {
         gpu.bind()?;
         self.allow_dynamic_shared(gpu, name, cfg.shared_mem_bytes as usize)?;
         let mut raw: Vec<*mut std::ffi::c_void> = args.iter().map(|a| a.as_arg_ptr()).collect();
+        let dependent = gpu.inner.dependent_launches.load(Ordering::Relaxed) && self.dependent.contains(&name);
         let kernel_error = |source: DriverError| {
             if source.is_sticky() {
                 context::record_fault(gpu.raw_context(), &source, Some(name));
@@ -221,6 +235,7 @@ impl ModuleState {
                 cfg.shared_mem_bytes,
                 stream,
                 &mut raw,
+                dependent,
             )
         }
         .map_err(kernel_error)?;

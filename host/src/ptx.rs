@@ -140,6 +140,103 @@ mod tests {
         }
     }
 
+    /// The body of entry `name` in `ptx` (from its opening brace), if the
+    /// PTX has it.
+    fn entry_body<'a>(ptx: &'a str, name: &str) -> Option<&'a str> {
+        let start = ptx.find(&format!(".entry {name}("))?;
+        let open = start + ptx[start..].find("\n{\n")?;
+        let close = open + 2 + ptx[open + 2..].find("\n}\n")?;
+        Some(&ptx[open..close])
+    }
+
+    /// Whether a PTX statement could touch memory or move control
+    /// elsewhere (a label, a branch, a barrier, any load, store, copy or
+    /// atomic but a parameter load).
+    fn touches_memory_or_branches(statement: &str) -> bool {
+        const OPS: [&str; 20] = [
+            "ld.", "st.", "cp.", "atom", "red.", "prefetch", "bra", "ret", "exit", "call", "bar", "membar", "fence",
+            "tex", "tld", "suld", "sust", "multimem", "mbarrier", "discard",
+        ];
+        // A guard (`@%p1`, `@!%p1`) leaves the instruction after it.
+        let op = match statement.strip_prefix('@') {
+            Some(guarded) => guarded.split_once(char::is_whitespace).map_or("", |(_, op)| op.trim_start()),
+            None => statement,
+        };
+        statement.ends_with(':') || (OPS.iter().any(|o| op.starts_with(o)) && !op.starts_with("ld.param"))
+    }
+
+    #[test]
+    fn dependent_kernels_wait_before_touching_memory() {
+        use coalesce_kernels::{DEPENDENT_LAUNCH, DEPENDENT_LAUNCH_MIN_SM};
+        assert!(!DEPENDENT_LAUNCH.is_empty());
+        assert!(
+            archs().iter().any(|&sm| sm >= DEPENDENT_LAUNCH_MIN_SM),
+            "no embedded PTX for sm_{DEPENDENT_LAUNCH_MIN_SM}+"
+        );
+        for sm in archs() {
+            let ptx = text(sm).unwrap();
+            for &name in DEPENDENT_LAUNCH {
+                // The box rows kernels exist from sm_80 on.
+                let Some(body) = entry_body(ptx, name) else {
+                    assert!(sm < 80, "sm_{sm}: no entry {name}");
+                    continue;
+                };
+                let waits = body.matches("griddepcontrol.wait").count();
+                if sm < DEPENDENT_LAUNCH_MIN_SM {
+                    assert_eq!(waits, 0, "sm_{sm}: {name}");
+                    continue;
+                }
+                assert_eq!(waits, 1, "sm_{sm}: {name}");
+                let before = &body[..body.find("griddepcontrol.wait").unwrap()];
+                for line in before.lines().skip(1) {
+                    let statement = line.split("//").next().unwrap_or("").trim();
+                    assert!(
+                        !touches_memory_or_branches(statement),
+                        "sm_{sm}: {name} runs `{statement}` before its griddepcontrol.wait"
+                    );
+                }
+            }
+            // Every kernel that waits is launched as a dependent (the list
+            // is complete).
+            for entry in ptx.split(".entry ").skip(1) {
+                let name = entry.split('(').next().unwrap_or("").trim();
+                let body = entry_body(ptx, name).unwrap();
+                if body.contains("griddepcontrol") {
+                    assert!(DEPENDENT_LAUNCH.contains(&name), "sm_{sm}: {name} waits but is not in DEPENDENT_LAUNCH");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn statements_that_touch_memory_or_branch_are_told_apart() {
+        for s in [
+            "ld.global.nc.v4.u32 {%r1, %r2, %r3, %r4}, [%rd1];",
+            "ld.u8 %rs1, [%rd2];",
+            "st.global.v4.u32 [%rd3], {%r1, %r2, %r3, %r4};",
+            "@%p1 bra $L__BB0_2;",
+            "@!%p2 st.global.u32 [%rd1], %r1;",
+            "$L__BB0_1:",
+            "cp.async.ca.shared.global [%r1], [%rd1], 16;",
+            "atom.global.add.u32 %r1, [%rd1], 1;",
+            "bar.warp.sync -1;",
+            "barrier.sync 0;",
+            "ret;",
+        ] {
+            assert!(touches_memory_or_branches(s), "{s}");
+        }
+        for s in [
+            "ld.param.b32 %r1, [k_param_6];",
+            "cvta.to.global.u64 %rd1, %rd18;",
+            "mul.lo.s32 %r1, %r123, 3;",
+            "mov.u32 %r2, %tid.x;",
+            "@%p1 add.s32 %r1, %r1, 1;",
+            "",
+        ] {
+            assert!(!touches_memory_or_branches(s), "{s}");
+        }
+    }
+
     const TABLE: &[(u32, &str)] = &[(70, "a"), (90, "b")];
 
     #[test]

@@ -152,6 +152,12 @@ impl Suite for Conv {
         run.param("peaks", serde_json::json!({ "ffma_tflops": ffma, "mma_tf32_tflops": mma }));
         run.param("mode", self.mode.name());
         run.param("seed", self.seed);
+        let dependent = run.gpu.dependent_launches();
+        run.line(format!(
+            "dependent launches (the u8 box rows kernels start as the kernel before them drains): {}",
+            if dependent { "on" } else { "off" }
+        ));
+        run.param("dependent_launches", dependent);
         let twins = [("conv1d.cu", twin::CONV1D_SOURCE), ("conv2d.cu", twin::CONV2D_SOURCE)];
         let twins = twins.map(|(name, src)| (!self.no_twins).then(|| twin::build(run.gpu, name, src)));
         for twin::TwinStatus { source, state, detail } in twins.iter().flatten().map(|t| &t.status) {

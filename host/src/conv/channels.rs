@@ -82,8 +82,8 @@ use std::sync::{Arc, Mutex};
 
 pub use coalesce_kernels::conv::batch::{CHAN_OUTPUTS, CHAN_ROWS, CHAN_X, CHAN_Y, chan_shared_elems};
 pub use coalesce_kernels::conv::boxrows::{
-    BOXR_BLOCK_BYTES, BOXR_PARAM_BYTES, BOXR_SHAPES, BOXR_SHARED_BYTES, BOXR_THREADS, boxr_blocks, boxr_fits,
-    boxr_mode_fits,
+    BOXR_BLOCK_BYTES, BOXR_NAMES, BOXR_PARAM_BYTES, BOXR_SHAPES, BOXR_SHARED_BYTES, BOXR_THREADS, boxr_blocks,
+    boxr_fits, boxr_mode_fits,
 };
 pub use coalesce_kernels::conv::sepchan::{SEPC_ROWS, SEPC_THREADS, sepc_shared_bytes, sepc_tiles};
 pub use coalesce_kernels::conv::sepreg::{
@@ -319,16 +319,7 @@ pub fn box_kernel_name(channels: usize, k: usize) -> Option<&'static str> {
 /// `coalesce_kernels::conv::boxrows`) for `channels` and window `k`, if
 /// one is built.
 pub fn box_rows_kernel_name(channels: usize, k: usize) -> Option<&'static str> {
-    const NAMES: [&str; 7] = [
-        "conv2d_boxr1_u8_w3",
-        "conv2d_boxr3_u8_w3",
-        "conv2d_boxr4_u8_w3",
-        "conv2d_boxr1_u8_w5",
-        "conv2d_boxr3_u8_w5",
-        "conv2d_boxr4_u8_w5",
-        "conv2d_boxr1_u8_w7",
-    ];
-    BOXR_SHAPES.iter().position(|&(c, w)| c == channels && w == k).map(|i| NAMES[i])
+    BOXR_SHAPES.iter().position(|&(c, w)| c == channels && w == k).map(|i| BOXR_NAMES[i])
 }
 
 /// The separable kernel for storage type `ty` and `channels` (1, 3 or

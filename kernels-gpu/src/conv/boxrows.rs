@@ -95,6 +95,17 @@ pub const BOXR_PARAM_BYTES: usize = 16;
 /// The kernels built, as `(channels, window)`.
 pub const BOXR_SHAPES: [(usize, usize); 7] = [(1, 3), (3, 3), (4, 3), (1, 5), (3, 5), (4, 5), (1, 7)];
 
+/// The kernels' names, in the order of [`BOXR_SHAPES`].
+pub const BOXR_NAMES: [&str; 7] = [
+    "conv2d_boxr1_u8_w3",
+    "conv2d_boxr3_u8_w3",
+    "conv2d_boxr4_u8_w3",
+    "conv2d_boxr1_u8_w5",
+    "conv2d_boxr3_u8_w5",
+    "conv2d_boxr4_u8_w5",
+    "conv2d_boxr1_u8_w7",
+];
+
 /// Bytes each side of a thread's 16 that its row sums reach.
 pub const fn boxr_halo(channels: usize, k: usize) -> usize {
     (k / 2) * channels
@@ -138,6 +149,7 @@ mod kernels {
     use crate::dev::param::{ParamBytes, ParamSymbol};
     use crate::dev::pipeline::{commit_group, copy_f64, copy16_l1, wait_group};
     use crate::dev::shared::SharedElem;
+    use crate::dev::sync::grid_dependency_wait;
     use crate::dev::warp::{active_mask, ballot, sync_lanes};
     use core::arch::asm;
 
@@ -281,6 +293,9 @@ mod kernels {
     /// The launch as the module docs give.
     #[inline(always)]
     unsafe fn run<P: ParamSymbol, const C: usize, const K: usize>(a: Args) {
+        // First, before any branch: the grid before this one on the stream
+        // has finished (a dependent launch on sm_90, `crate::DEPENDENT_LAUNCH`).
+        grid_dependency_wait();
         let Args { input, output, width, height, in_pitch, out_pitch, rows, mode } = a;
         const { assert!(boxr_halo(C, K) <= 8 && K % 2 == 1 && K <= 7 && BOXR_DEPTH >= 2 && BOXR_PARAM_BYTES == 16) };
         let rb = width * C as u32;

@@ -25,3 +25,26 @@ pub unsafe fn sync_threads() {
     // reads and writes no registers.
     unsafe { core::arch::asm!("barrier.sync 0;", options(nostack, preserves_flags)) }
 }
+
+/// `cudaGridDependencySynchronize()`: on sm_90 and newer, waits until the
+/// grids this launch depends on have completed and their memory writes are
+/// visible (PTX `griddepcontrol.wait`); elsewhere nothing.
+///
+/// A kernel launched with programmatic stream serialization (the host does
+/// so for the kernels of [`DEPENDENT_LAUNCH`](crate::DEPENDENT_LAUNCH) on
+/// sm_90) may start while the kernel before it on the stream still runs:
+/// its blocks are placed and run up to this wait as the earlier kernel's
+/// blocks exit, which hides the gap between the two grids. Such a kernel
+/// calls this before its first global memory access, so it reads nothing
+/// the earlier kernel has yet to write and writes nothing it has yet to
+/// read. Without that launch attribute the wait returns at once. The
+/// assembly keeps its default memory clobber, so no memory access moves
+/// above it.
+#[inline(always)]
+pub fn grid_dependency_wait() {
+    #[cfg(target_feature = "sm_90")]
+    // SAFETY: the instruction reads and writes no registers or memory.
+    unsafe {
+        core::arch::asm!("griddepcontrol.wait;", options(nostack, preserves_flags))
+    }
+}
