@@ -15,6 +15,17 @@
 
 #include <cstddef>
 
+// coalesce_kernels::dev::sync::grid_dependency_wait: on sm_90 and newer every
+// kernel first waits for the grid before it on the stream to finish and its
+// writes to be visible, as the Rust kernels do. The host launches a kernel
+// whose PTX starts so as a programmatic dependent of that grid
+// (coalesce::ptx::waiting_entries), the twins as the Rust kernels.
+__device__ __forceinline__ void grid_dependency_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 #define FAST_OUTPUTS 4
 // coalesce_kernels::conv::conv1d::{FAST_LOADS, FAST_STAGES}.
 #define FAST_LOADS 5
@@ -325,13 +336,15 @@ __device__ __forceinline__ void fast(const float* input, float* output, size_t n
 #define KERNEL_GM(name, algo, THREADS, BLOCKS)                                                                \
     extern "C" __global__ void LAUNCH_BOUNDS(THREADS, BLOCKS)                                                 \
         name(const float* input, float* output, size_t n, const float* mask, unsigned w, unsigned left,       \
-             unsigned mode) {                                                                                  \
+             unsigned mode) {                                                                                \
+        grid_dependency_wait();                                                                              \
         algo(input, output, n, GlobalMask{mask}, (size_t)w, (size_t)left, mode);                             \
     }
 #define KERNEL_PARAM(name, algo, TAPS, THREADS, BLOCKS)                                                       \
     extern "C" __global__ void LAUNCH_BOUNDS(THREADS, BLOCKS)                                                 \
         name(const float* input, float* output, size_t n, const float* mask, unsigned w, unsigned left,       \
-             unsigned mode, const __grid_constant__ Taps<TAPS> taps) {                                         \
+             unsigned mode, const __grid_constant__ Taps<TAPS> taps) {                                       \
+        grid_dependency_wait();                                                                              \
         algo(input, output, n, ParamMask{taps.v}, (size_t)w, (size_t)left, mode);                            \
     }
 
@@ -555,18 +568,21 @@ __device__ __forceinline__ void tensor(const float* input, float* output, size_t
 extern "C" __global__ void LAUNCH_BOUNDS(128, 4) conv1d_tensor_f32(const float* input, float* output, size_t n,
                                                                     const float* mask, unsigned w, unsigned left,
                                                                     unsigned mode, const float* table) {
+    grid_dependency_wait();
     tensor<3>(input, output, n, mask, w, left, mode, table);
 }
 
 extern "C" __global__ void LAUNCH_BOUNDS(128, 4) conv1d_tensor_2p_f32(const float* input, float* output, size_t n,
                                                                      const float* mask, unsigned w, unsigned left,
                                                                      unsigned mode, const float* table) {
+    grid_dependency_wait();
     tensor<2>(input, output, n, mask, w, left, mode, table);
 }
 
 extern "C" __global__ void LAUNCH_BOUNDS(128, 4) conv1d_tensor_tf32_f32(const float* input, float* output, size_t n,
                                                                          const float* mask, unsigned w, unsigned left,
                                                                          unsigned mode, const float* table) {
+    grid_dependency_wait();
     tensor<1>(input, output, n, mask, w, left, mode, table);
 }
 #endif

@@ -20,6 +20,17 @@
 
 #include <cstddef>
 
+// coalesce_kernels::dev::sync::grid_dependency_wait: on sm_90 and newer every
+// kernel first waits for the grid before it on the stream to finish and its
+// writes to be visible, as the Rust kernels do. The host launches a kernel
+// whose PTX starts so as a programmatic dependent of that grid
+// (coalesce::ptx::waiting_entries), the twins as the Rust kernels.
+__device__ __forceinline__ void grid_dependency_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 // coalesce_kernels::conv::{PARAM_MASK_BYTES, FIXED_MASK_TAPS}: the mask
 // parameters of the run-time and the strip kernels.
 #define RUNTIME_TAPS 1000
@@ -677,6 +688,7 @@ __device__ __forceinline__ void slide(Image img, float* output, const float* tap
 #define IMAGE Image{input, width, height, pitch, mode}
 
 extern "C" __global__ void LAUNCH_BOUNDS(256, 4) conv2d_basic_f32(CONV2D_PARAMS) {
+    grid_dependency_wait();
     direct(IMAGE, output, GlobalTaps{mask}, mw, mh, left_x, left_y);
 }
 
@@ -686,10 +698,12 @@ extern "C" __global__ void LAUNCH_BOUNDS(256, 4) conv2d_basic_f32(CONV2D_PARAMS)
 // launch bounds (see coalesce_kernels::conv::LAUNCH_BOUNDS).
 #define KERNEL_PARAM(name, algo, PARAM, THREADS, BLOCKS)                                                   \
     extern "C" __global__ void LAUNCH_BOUNDS(THREADS, BLOCKS) name(CONV2D_PARAMS, PARAM) {                  \
+        grid_dependency_wait();                                                                             \
         algo(IMAGE, output, ParamTaps{taps.v}, mw, mh, left_x, left_y);                                     \
     }
 #define KERNEL_PARAM_UNBOUNDED(name, algo, PARAM)                                                          \
     extern "C" __global__ void name(CONV2D_PARAMS, PARAM) {                                                 \
+        grid_dependency_wait();                                                                             \
         algo(IMAGE, output, ParamTaps{taps.v}, mw, mh, left_x, left_y);                                     \
     }
 
@@ -703,25 +717,31 @@ KERNEL_PARAM(conv2d_fast_short_f32, fast<LOAD_ROWS_FAST>, FIXED_PARAM, 256, 4)
 // Separable passes: the fast kernel with a 1 x mw mask (rows) or an
 // mh x 1 mask (columns), taps from global memory.
 extern "C" __global__ void LAUNCH_BOUNDS(256, 4) conv2d_rows_f32(CONV2D_PARAMS) {
+    grid_dependency_wait();
     fast<LOAD_ROWS_FAST>(IMAGE, output, GlobalTaps{mask}, mw, 1, left_x, 0);
 }
 
 extern "C" __global__ void LAUNCH_BOUNDS(256, 4) conv2d_cols_f32(CONV2D_PARAMS) {
+    grid_dependency_wait();
     fast<LOAD_ROWS_COLS>(IMAGE, output, GlobalTaps{mask}, 1, mh, 0, left_y);
 }
 
 // The fast kernel's register form for centred 3 x 3, 5 x 5 and 7 x 7
 // masks (mask in `taps`; mw, mh, left_x, left_y, mask unused).
 extern "C" __global__ void LAUNCH_BOUNDS(256, 2) conv2d_strip3_f32(CONV2D_PARAMS, FIXED_PARAM) {
+    grid_dependency_wait();
     slide<3, 3>(IMAGE, output, taps.v);
 }
 extern "C" __global__ void LAUNCH_BOUNDS(256, 3) conv2d_strip5_f32(CONV2D_PARAMS, FIXED_PARAM) {
+    grid_dependency_wait();
     slide<5, 5>(IMAGE, output, taps.v);
 }
 extern "C" __global__ void LAUNCH_BOUNDS(256, 2) conv2d_strip7_f32(CONV2D_PARAMS, FIXED_PARAM) {
+    grid_dependency_wait();
     slide<7, 7>(IMAGE, output, taps.v);
 }
 extern "C" __global__ void LAUNCH_BOUNDS(128, 5) conv2d_strip9_f32(CONV2D_PARAMS, RUNTIME_PARAM) {
+    grid_dependency_wait();
     slide<9, 9>(IMAGE, output, taps.v);
 }
 
@@ -764,6 +784,7 @@ __device__ __forceinline__ void window4(float acc[FAST_X], size_t w, const float
 extern "C" __global__ void conv2d_sep_f32(const float* input, float* output, size_t width, size_t height,
                                           size_t pitch, const float* mask_x, const float* mask_y, unsigned mw,
                                           unsigned mh, unsigned left_x, unsigned left_y, unsigned mode) {
+    grid_dependency_wait();
     extern __shared__ __align__(16) float s[];
     const Image img{input, width, height, pitch, mode};
     const size_t t = threadIdx.x, cx = sep_chunked(mw), cy = sep_chunked(mh);
@@ -1008,6 +1029,7 @@ __device__ __forceinline__ void tensor2d(Image img, float* output, const float* 
 
 #define TENSOR2D_KERNEL(name, precise, s, THREADS, BLOCKS)                                                 \
     extern "C" __global__ void LAUNCH_BOUNDS(THREADS, BLOCKS) name(CONV2D_PARAMS, const float* table) {     \
+        grid_dependency_wait();                                                                             \
         tensor2d<precise, s>(IMAGE, output, mask, mw, mh, left_x, left_y, table);                           \
     }
 TENSOR2D_KERNEL(conv2d_tensor_s2_f32, true, 2, 128, 3)
@@ -1294,16 +1316,16 @@ __device__ __forceinline__ void seps(const SepsArgs a, const float* taps) {
         unsigned mode, unsigned mw, unsigned mh, unsigned lx, unsigned ly, const __grid_constant__ SepsTaps taps
 #define SEPS_ARGS SepsArgs{input, output, width, height, pitch, rows, mode, mw, mh, lx, ly}, taps.v
 
-extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h1(SEPS_PARAMS) { seps<1>(SEPS_ARGS); }
-extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h2(SEPS_PARAMS) { seps<2>(SEPS_ARGS); }
-extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h3(SEPS_PARAMS) { seps<3>(SEPS_ARGS); }
-extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h4(SEPS_PARAMS) { seps<4>(SEPS_ARGS); }
-extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h5(SEPS_PARAMS) { seps<5>(SEPS_ARGS); }
-extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h6(SEPS_PARAMS) { seps<6>(SEPS_ARGS); }
-extern "C" __global__ void LAUNCH_BOUNDS(32, 13) conv2d_seps_f32_h7(SEPS_PARAMS) { seps<7>(SEPS_ARGS); }
-extern "C" __global__ void LAUNCH_BOUNDS(32, 13) conv2d_seps_f32_h8(SEPS_PARAMS) { seps<8>(SEPS_ARGS); }
-extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h10(SEPS_PARAMS) { seps<10>(SEPS_ARGS); }
-extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h12(SEPS_PARAMS) { seps<12>(SEPS_ARGS); }
-extern "C" __global__ void LAUNCH_BOUNDS(32, 9) conv2d_seps_f32_h15(SEPS_PARAMS) { seps<15>(SEPS_ARGS); }
-extern "C" __global__ void LAUNCH_BOUNDS(32, 7) conv2d_seps_f32_h20(SEPS_PARAMS) { seps<20>(SEPS_ARGS); }
+extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h1(SEPS_PARAMS) { grid_dependency_wait(); seps<1>(SEPS_ARGS); }
+extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h2(SEPS_PARAMS) { grid_dependency_wait(); seps<2>(SEPS_ARGS); }
+extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h3(SEPS_PARAMS) { grid_dependency_wait(); seps<3>(SEPS_ARGS); }
+extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h4(SEPS_PARAMS) { grid_dependency_wait(); seps<4>(SEPS_ARGS); }
+extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h5(SEPS_PARAMS) { grid_dependency_wait(); seps<5>(SEPS_ARGS); }
+extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h6(SEPS_PARAMS) { grid_dependency_wait(); seps<6>(SEPS_ARGS); }
+extern "C" __global__ void LAUNCH_BOUNDS(32, 13) conv2d_seps_f32_h7(SEPS_PARAMS) { grid_dependency_wait(); seps<7>(SEPS_ARGS); }
+extern "C" __global__ void LAUNCH_BOUNDS(32, 13) conv2d_seps_f32_h8(SEPS_PARAMS) { grid_dependency_wait(); seps<8>(SEPS_ARGS); }
+extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h10(SEPS_PARAMS) { grid_dependency_wait(); seps<10>(SEPS_ARGS); }
+extern "C" __global__ void LAUNCH_BOUNDS(32, 16) conv2d_seps_f32_h12(SEPS_PARAMS) { grid_dependency_wait(); seps<12>(SEPS_ARGS); }
+extern "C" __global__ void LAUNCH_BOUNDS(32, 9) conv2d_seps_f32_h15(SEPS_PARAMS) { grid_dependency_wait(); seps<15>(SEPS_ARGS); }
+extern "C" __global__ void LAUNCH_BOUNDS(32, 7) conv2d_seps_f32_h20(SEPS_PARAMS) { grid_dependency_wait(); seps<20>(SEPS_ARGS); }
 #endif

@@ -11,9 +11,9 @@ mod common;
 use std::sync::Barrier;
 
 use coalesce::conv::reference::{Checked, compare, correlate1d_checked};
-use coalesce::conv::reference2d::{Image, correlate2d_checked};
+use coalesce::conv::reference2d::{Image, correlate2d_checked, separable_checked};
 use coalesce::conv::{Boundary, Conv1d, Conv1dVariant, Conv2d, Conv2dVariant, ConvOp};
-use coalesce::{ConstantVariant, Gpu};
+use coalesce::{ConstantVariant, DeviceView, DeviceViewMut, Gpu};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -302,9 +302,7 @@ fn one_convolution_runs_on_many_streams_at_once() {
             let (w, h) = (200, n / 200);
             let img = coalesce::conv::reference2d::Image::dense(&input[..w * h], w, h);
             let (tx, ty) = sep.taps();
-            let want_sep =
-                coalesce::conv::reference2d::separable_checked(img, tx, ty, ConvOp::Correlate, Boundary::Mirror)
-                    .unwrap();
+            let want_sep = separable_checked(img, tx, ty, ConvOp::Correlate, Boundary::Mirror).unwrap();
             let mut wrong = 0;
             for _ in 0..rounds() / 4 {
                 d_out.fill_bytes(common::POISON).unwrap();
@@ -361,4 +359,138 @@ fn rows_kernels_of_one_convolution_shared_by_threads_and_streams() {
         },
     );
     assert_none_wrong("rows kernels shared by threads and streams", seed, &wrong);
+}
+
+/// One call of [`mixed_chains_back_to_back_match_the_chain_one_call_at_a_time`].
+enum Step {
+    One(Conv1d<f32>, Conv1dVariant),
+    Two(Conv2d<f32>, Conv2dVariant),
+    Sep(coalesce::conv::Separable<f32>),
+}
+
+impl Step {
+    /// The same convolution on `stream`.
+    fn on(&self, stream: &coalesce::Stream) -> Step {
+        match self {
+            Step::One(c, v) => Step::One(c.on(stream).unwrap(), *v),
+            Step::Two(c, v) => Step::Two(c.on(stream).unwrap(), *v),
+            Step::Sep(c) => Step::Sep(c.on(stream).unwrap()),
+        }
+    }
+
+    /// Queues the call over the dense `w × h` image in `src`.
+    fn run(&self, src: &DeviceView<f32>, dst: &mut DeviceViewMut<f32>, (w, h): (usize, usize)) -> String {
+        match self {
+            Step::One(c, v) => c.run(*v, src, dst).unwrap().kernel.to_string(),
+            Step::Two(c, v) => c.run(*v, src, dst, w, h, w).unwrap().kernel.to_string(),
+            Step::Sep(c) => c.run(src, dst, w, h, w).unwrap().kernels(),
+        }
+    }
+
+    /// The CPU reference of the call on `input`.
+    fn reference(&self, input: &[f32], (w, h): (usize, usize)) -> Vec<Checked> {
+        match self {
+            Step::One(c, _) => correlate1d_checked(input, c.taps(), c.left(), c.mode()).unwrap(),
+            Step::Two(c, _) => {
+                let ((mw, mh), (lx, ly)) = (c.size(), c.left());
+                correlate2d_checked(Image::dense(input, w, h), c.taps(), mw, mh, lx, ly, c.mode()).unwrap()
+            }
+            Step::Sep(c) => {
+                let (tx, ty) = c.taps();
+                separable_checked(Image::dense(input, w, h), tx, ty, ConvOp::Correlate, c.mode()).unwrap()
+            }
+        }
+    }
+}
+
+/// Different convolutions called back to back, each reading the image the
+/// call before it wrote and writing the one that call read (a ping-pong of
+/// two buffers): queued with no wait between them, with dependent launches
+/// on and off (`Gpu::set_dependent_launches`: on sm_90 each kernel may then
+/// start while the one before it drains), on this handle's stream,
+/// alternating between two streams (ordered by the buffers' tracking) and
+/// from threads on streams of their own, they end on the bits of the same
+/// chain run one call at a time, each call of which matches the CPU
+/// reference.
+#[test]
+fn mixed_chains_back_to_back_match_the_chain_one_call_at_a_time() {
+    let gpu = gpu_or_skip!();
+    let (mut rng, seed) = common::rng();
+    let size = (1000, common::big(301, 37));
+    let n = size.0 * size.1;
+    // Masks of unit norm keep the image's scale along the chain.
+    let mut mask = |k: usize| {
+        let m = random_f32(&mut rng, k);
+        let norm = m.iter().map(|v| v * v).sum::<f32>().sqrt();
+        m.into_iter().map(|v| v / norm).collect::<Vec<f32>>()
+    };
+    let (op, m) = (ConvOp::Correlate, Boundary::ALL);
+    let mut steps = vec![
+        Step::One(Conv1d::new(&gpu, &mask(31), op, m[0]).unwrap(), Conv1dVariant::Rows),
+        Step::Two(Conv2d::new(&gpu, &mask(25), 5, 5, op, m[1]).unwrap(), Conv2dVariant::Fast),
+        Step::One(Conv1d::new(&gpu, &mask(7), op, m[2]).unwrap(), Conv1dVariant::Fast),
+        Step::Sep(coalesce::conv::Separable::new(&gpu, &mask(9), &mask(5), op, m[3]).unwrap()),
+        Step::Two(Conv2d::new(&gpu, &mask(12), 4, 3, op, m[4]).unwrap(), Conv2dVariant::Tiled),
+        Step::Two(Conv2d::new(&gpu, &mask(49), 7, 7, op, m[0]).unwrap(), Conv2dVariant::Auto),
+    ];
+    let wide = Conv1d::new(&gpu, &mask(63), op, m[1]).unwrap();
+    if wide.tensor_support().is_ok() {
+        steps.push(Step::One(wide, Conv1dVariant::Tensor));
+    }
+    let calls = 2 * steps.len();
+    let input = random_f32(&mut rng, n);
+    // The chain one call at a time, each call checked against the CPU
+    // reference of its own input.
+    gpu.set_dependent_launches(false);
+    let mut images = vec![input.clone()];
+    for call in 0..calls {
+        let step = &steps[call % steps.len()];
+        let src = gpu.upload(&images[call]).unwrap();
+        let mut dst = gpu.alloc_zeroed::<f32>(n).unwrap();
+        dst.fill_bytes(common::POISON).unwrap();
+        let kernel = step.run(&src.as_view(), &mut dst.as_view_mut(), size);
+        let got = dst.to_vec().unwrap();
+        if let Err((m, count)) = compare(&got, &step.reference(&images[call], size)) {
+            panic!("call {call} ({kernel}, seed {seed}): {count} outputs off the reference; first: {m}");
+        }
+        images.push(got);
+    }
+    let (last, before) = (&images[calls], &images[calls - 1]);
+    // The same chain queued back to back; the odd calls on `other` when it
+    // is given (each call then waits for the other stream's call before
+    // it through the buffers' tracking).
+    let chain = |g: &Gpu, steps: &[Step], other: Option<&coalesce::Stream>| {
+        let odd: Option<Vec<Step>> = other.map(|s| steps.iter().map(|step| step.on(s)).collect());
+        let mut a = g.upload(&input).unwrap();
+        let mut b = g.alloc_zeroed::<f32>(n).unwrap();
+        b.fill_bytes(common::POISON).unwrap();
+        for call in 0..calls {
+            let (src, dst) = if call % 2 == 0 { (&a, &mut b) } else { (&b, &mut a) };
+            let set = if call % 2 == 1 { odd.as_deref().unwrap_or(steps) } else { steps };
+            set[call % steps.len()].run(&src.as_view(), &mut dst.as_view_mut(), size);
+        }
+        (a.to_vec().unwrap(), b.to_vec().unwrap())
+    };
+    let side = gpu.new_stream().unwrap();
+    for dependent in [true, false] {
+        gpu.set_dependent_launches(dependent);
+        for rep in 0..3 {
+            let (a, b) = chain(&gpu, &steps, None);
+            assert!(&a == last && &b == before, "dependent {dependent}, pass {rep} (seed {seed})");
+            let (a, b) = chain(&gpu, &steps, Some(&side));
+            assert!(&a == last && &b == before, "dependent {dependent}, two streams, pass {rep} (seed {seed})");
+        }
+        std::thread::scope(|s| {
+            for t in 0..3 {
+                let (gpu, steps, chain) = (&gpu, &steps, &chain);
+                s.spawn(move || {
+                    let g = own_stream(gpu);
+                    let mine: Vec<Step> = steps.iter().map(|step| step.on(&g.stream())).collect();
+                    let (a, b) = chain(&g, &mine, None);
+                    assert!(&a == last && &b == before, "dependent {dependent}, thread {t} (seed {seed})");
+                });
+            }
+        });
+    }
+    gpu.set_dependent_launches(true);
 }

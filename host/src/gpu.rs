@@ -110,11 +110,6 @@ impl Gpu {
             source: Box::new(source),
             log,
         })?;
-        let module = if arch >= coalesce_kernels::DEPENDENT_LAUNCH_MIN_SM {
-            module.with_dependents(coalesce_kernels::DEPENDENT_LAUNCH)
-        } else {
-            module
-        };
         let stream = StreamInner::create(&ctx, false)?;
         let sync = std::env::var(SYNC_LAUNCHES_ENV).is_ok_and(|v| !v.is_empty() && v != "0");
         let dependent = std::env::var(DEPENDENT_LAUNCHES_ENV).map_or(true, |v| v != "0");
@@ -192,25 +187,28 @@ impl Gpu {
         self.inner.sync_launches.store(on, Ordering::Relaxed);
     }
 
-    /// Dependent launches: on sm_90 and newer the kernels of
-    /// [`coalesce_kernels::DEPENDENT_LAUNCH`] (the `u8` box rows kernels)
-    /// are launched as programmatic dependents of the kernel before them on
-    /// the stream, so their blocks are placed while that kernel drains and
-    /// each waits for it to finish before it reads or writes memory: calls
-    /// back to back lose less time between kernels (1.4 µs a call on an
-    /// H200, 4 points of the 4096² RGB box's floor). Results are the same
-    /// either way. On by default; off for every handle of this `Gpu` with
-    /// `false`, or by setting `COALESCE_DEPENDENT_LAUNCHES=0`.
+    /// Dependent launches: on sm_90 and newer the convolution kernels
+    /// (every kernel whose PTX waits for the grid before it as its first
+    /// statement, [`crate::ptx::waiting_entries`]) are launched as
+    /// programmatic dependents of the kernel before them on the stream, so
+    /// their blocks are placed while that kernel drains and each waits for
+    /// it to finish before it reads or writes memory: calls back to back
+    /// lose less time between kernels (1.4 µs a call on an H200, 4 points
+    /// of the 4096² RGB box's floor). Results are the same either way. On
+    /// by default; off for every handle of this `Gpu` with `false`, or by
+    /// setting `COALESCE_DEPENDENT_LAUNCHES=0`. Modules loaded with
+    /// [`PtxModule`](crate::PtxModule) follow the same rule on this `Gpu`.
     pub fn set_dependent_launches(&self, on: bool) {
         self.inner.dependent_launches.store(on, Ordering::Relaxed);
     }
 
-    /// Whether the kernels of [`coalesce_kernels::DEPENDENT_LAUNCH`] launch
-    /// as dependents now ([`Gpu::set_dependent_launches`]): on, with the
-    /// sm_90 PTX or newer loaded and a driver that has `cuLaunchKernelEx`.
+    /// Whether the crate's convolution kernels launch as dependents now
+    /// ([`Gpu::set_dependent_launches`]): on, with PTX whose kernels wait
+    /// first loaded (sm_90 and newer) and a driver that has
+    /// `cuLaunchKernelEx`.
     pub fn dependent_launches(&self) -> bool {
         self.inner.dependent_launches.load(Ordering::Relaxed)
-            && self.inner.arch >= coalesce_kernels::DEPENDENT_LAUNCH_MIN_SM
+            && self.inner.module.has_dependents()
             && driver::dependent_launch_available()
     }
 

@@ -54,10 +54,9 @@ pub(crate) struct ModuleState {
     occupancy: Mutex<HashMap<(&'static str, u32, usize), u32>>,
     params: HashMap<String, Vec<usize>>,
     symbols: HashMap<String, Symbol>,
-    /// Kernels launched as programmatic dependents of the grid before them
-    /// (they wait for it before touching global memory; see
-    /// [`coalesce_kernels::DEPENDENT_LAUNCH`]).
-    dependent: &'static [&'static str],
+    /// Kernels launched as programmatic dependents of the grid before them:
+    /// those whose PTX waits for it first ([`ptx::waiting_entries`]).
+    dependent: std::collections::HashSet<String>,
 }
 
 impl Drop for ModuleState {
@@ -89,16 +88,22 @@ impl ModuleState {
             occupancy: Mutex::new(HashMap::new()),
             params: ptx::entry_params(text).into_iter().collect(),
             symbols: ptx::const_symbols(text).into_iter().map(|(n, b)| (n, symbol(b))).collect(),
-            dependent: &[],
+            dependent: ptx::waiting_entries(text).into_iter().collect(),
         })
     }
 
-    /// This module with `names` launched as programmatic dependents: each
-    /// of them must wait for the grid before it (`griddepcontrol.wait`)
-    /// before its first global memory access in the loaded PTX.
-    pub(crate) fn with_dependents(mut self, names: &'static [&'static str]) -> ModuleState {
-        self.dependent = names;
-        self
+    /// Whether any kernel of this module launches as a programmatic
+    /// dependent when dependent launches are on.
+    pub(crate) fn has_dependents(&self) -> bool {
+        !self.dependent.is_empty()
+    }
+
+    /// The kernels launched as programmatic dependents when dependent
+    /// launches are on, sorted.
+    pub(crate) fn dependent_names(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = self.dependent.iter().map(String::as_str).collect();
+        names.sort_unstable();
+        names
     }
 
     fn handle(&self) -> &driver::ModuleHandle {
@@ -218,7 +223,7 @@ impl ModuleState {
         gpu.bind()?;
         self.allow_dynamic_shared(gpu, name, cfg.shared_mem_bytes as usize)?;
         let mut raw: Vec<*mut std::ffi::c_void> = args.iter().map(|a| a.as_arg_ptr()).collect();
-        let dependent = gpu.inner.dependent_launches.load(Ordering::Relaxed) && self.dependent.contains(&name);
+        let dependent = gpu.inner.dependent_launches.load(Ordering::Relaxed) && self.dependent.contains(name);
         let kernel_error = |source: DriverError| {
             if source.is_sticky() {
                 context::record_fault(gpu.raw_context(), &source, Some(name));
@@ -375,6 +380,14 @@ impl PtxModule {
     /// The kernels this module defines, sorted.
     pub fn kernel_names(&self) -> Vec<&str> {
         self.state.kernel_names()
+    }
+
+    /// The kernels of this module that launch as programmatic dependents of
+    /// the kernel before them on the stream while
+    /// [`Gpu::dependent_launches`] is on: those whose PTX waits for that
+    /// grid first ([`crate::ptx::waiting_entries`]), sorted.
+    pub fn dependent_kernels(&self) -> Vec<&str> {
+        self.state.dependent_names()
     }
 
     /// What the compiled kernel `name` allows.

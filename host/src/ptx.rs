@@ -91,6 +91,80 @@ fn scalar_size(token: &str) -> Option<usize> {
     }
 }
 
+/// The kernels of `ptx` that wait for the grid before them on the stream
+/// (an unguarded `griddepcontrol.wait`) before anything that could touch
+/// memory or leave the straight line: before it, only declarations,
+/// parameter loads and register arithmetic (moves, address conversions,
+/// integer and compare instructions, guarded or not).
+///
+/// The launcher launches these, and no others, as programmatic dependents
+/// of the kernel before them (`cuLaunchKernelEx` with programmatic stream
+/// serialization): each reads nothing the earlier grid has yet to write and
+/// writes nothing it has yet to read, because the wait returns only once
+/// that grid has finished and its writes are visible. A kernel of any other
+/// shape launches as a plain one.
+pub fn waiting_entries(ptx: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, _) in ptx.match_indices(".entry ") {
+        let rest = &ptx[i + ".entry ".len()..];
+        let Some(open) = rest.find('(') else { continue };
+        let Some(close) = rest[open..].find(')').map(|c| open + c) else { continue };
+        // The body opens at the first brace after the parameters (after
+        // performance directives such as `.maxntid`).
+        let Some(body) = rest[close..].find('{').map(|b| close + b + 1) else { continue };
+        if waits_first(&rest[body..]) {
+            out.push(rest[..open].trim().to_string());
+        }
+    }
+    out
+}
+
+/// Whether the statements from the start of a kernel's body reach an
+/// unguarded `griddepcontrol.wait` with nothing but
+/// [`harmless_before_wait`] statements, declarations and brace scopes
+/// before it.
+fn waits_first(body: &str) -> bool {
+    let mut depth = 0usize;
+    for line in body.lines() {
+        let code = line.split("//").next().unwrap_or("");
+        for statement in code.split(';').map(str::trim) {
+            match statement {
+                "" => {}
+                "griddepcontrol.wait" => return true,
+                "{" => depth += 1,
+                // The body's own closing brace: no wait in it.
+                "}" if depth == 0 => return false,
+                "}" => depth -= 1,
+                // Declarations (`.reg`, `.local`, `.shared`, `.loc`, …).
+                s if s.starts_with('.') => {}
+                s if harmless_before_wait(s) => {}
+                _ => return false,
+            }
+        }
+    }
+    false
+}
+
+/// Whether a PTX statement (no `;`) may come before a dependent kernel's
+/// wait: parameter loads, moves (special registers among them), address
+/// conversions and register arithmetic, guarded or not. Anything else (a
+/// label, a branch, a barrier, any other load, a store, a copy, an atomic,
+/// an instruction this list does not name) is not.
+pub(crate) fn harmless_before_wait(statement: &str) -> bool {
+    const OPS: [&str; 21] = [
+        "mov", "cvta", "cvt", "add", "sub", "mul", "mad", "shl", "shr", "and", "or", "xor", "not", "setp", "selp",
+        "min", "max", "neg", "abs", "ld.param", "prmt",
+    ];
+    // A guard (`@%p1`, `@!%p1`) leaves the instruction after it.
+    let op = match statement.strip_prefix('@') {
+        Some(guarded) => guarded.split_once(char::is_whitespace).map_or("", |(_, op)| op.trim_start()),
+        None => statement,
+    };
+    let name = op.split(char::is_whitespace).next().unwrap_or("");
+    !name.ends_with(':')
+        && OPS.iter().any(|o| name == *o || name.strip_prefix(o).is_some_and(|rest| rest.starts_with('.')))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -140,100 +214,119 @@ mod tests {
         }
     }
 
-    /// The body of entry `name` in `ptx` (from its opening brace), if the
-    /// PTX has it.
-    fn entry_body<'a>(ptx: &'a str, name: &str) -> Option<&'a str> {
-        let start = ptx.find(&format!(".entry {name}("))?;
-        let open = start + ptx[start..].find("\n{\n")?;
-        let close = open + 2 + ptx[open + 2..].find("\n}\n")?;
-        Some(&ptx[open..close])
-    }
-
-    /// Whether a PTX statement could touch memory or move control
-    /// elsewhere (a label, a branch, a barrier, any load, store, copy or
-    /// atomic but a parameter load).
-    fn touches_memory_or_branches(statement: &str) -> bool {
-        const OPS: [&str; 20] = [
-            "ld.", "st.", "cp.", "atom", "red.", "prefetch", "bra", "ret", "exit", "call", "bar", "membar", "fence",
-            "tex", "tld", "suld", "sust", "multimem", "mbarrier", "discard",
-        ];
-        // A guard (`@%p1`, `@!%p1`) leaves the instruction after it.
-        let op = match statement.strip_prefix('@') {
-            Some(guarded) => guarded.split_once(char::is_whitespace).map_or("", |(_, op)| op.trim_start()),
-            None => statement,
-        };
-        statement.ends_with(':') || (OPS.iter().any(|o| op.starts_with(o)) && !op.starts_with("ld.param"))
-    }
-
     #[test]
-    fn dependent_kernels_wait_before_touching_memory() {
-        use coalesce_kernels::{DEPENDENT_LAUNCH, DEPENDENT_LAUNCH_MIN_SM};
-        assert!(!DEPENDENT_LAUNCH.is_empty());
+    fn convolution_kernels_wait_first_from_sm_90() {
+        use coalesce_kernels::DEPENDENT_LAUNCH_MIN_SM;
         assert!(
             archs().iter().any(|&sm| sm >= DEPENDENT_LAUNCH_MIN_SM),
             "no embedded PTX for sm_{DEPENDENT_LAUNCH_MIN_SM}+"
         );
         for sm in archs() {
             let ptx = text(sm).unwrap();
-            for &name in DEPENDENT_LAUNCH {
-                // The box rows kernels exist from sm_80 on.
-                let Some(body) = entry_body(ptx, name) else {
-                    assert!(sm < 80, "sm_{sm}: no entry {name}");
-                    continue;
-                };
-                let waits = body.matches("griddepcontrol.wait").count();
-                if sm < DEPENDENT_LAUNCH_MIN_SM {
-                    assert_eq!(waits, 0, "sm_{sm}: {name}");
-                    continue;
-                }
-                assert_eq!(waits, 1, "sm_{sm}: {name}");
-                let before = &body[..body.find("griddepcontrol.wait").unwrap()];
-                for line in before.lines().skip(1) {
-                    let statement = line.split("//").next().unwrap_or("").trim();
-                    assert!(
-                        !touches_memory_or_branches(statement),
-                        "sm_{sm}: {name} runs `{statement}` before its griddepcontrol.wait"
-                    );
-                }
+            let waiting = waiting_entries(ptx);
+            let entries: Vec<String> = entry_params(ptx).into_iter().map(|(name, _)| name).collect();
+            let conv: Vec<&String> = entries.iter().filter(|n| n.starts_with("conv")).collect();
+            assert!(conv.len() > 100, "sm_{sm}: {} convolution kernels", conv.len());
+            if sm < DEPENDENT_LAUNCH_MIN_SM {
+                assert!(waiting.is_empty(), "sm_{sm}: {waiting:?} wait");
+                assert!(!ptx.contains("griddepcontrol"), "sm_{sm}");
+                continue;
             }
-            // Every kernel that waits is launched as a dependent (the list
-            // is complete).
-            for entry in ptx.split(".entry ").skip(1) {
-                let name = entry.split('(').next().unwrap_or("").trim();
-                let body = entry_body(ptx, name).unwrap();
-                if body.contains("griddepcontrol") {
-                    assert!(DEPENDENT_LAUNCH.contains(&name), "sm_{sm}: {name} waits but is not in DEPENDENT_LAUNCH");
-                }
+            for name in &conv {
+                assert!(waiting.contains(name), "sm_{sm}: {name} does not wait for the grid before it first");
             }
+            // The wait is the convolution kernels' alone, and once each.
+            for name in &waiting {
+                assert!(name.starts_with("conv"), "sm_{sm}: {name} waits");
+            }
+            assert_eq!(ptx.matches("griddepcontrol.wait").count(), conv.len(), "sm_{sm}");
         }
     }
 
     #[test]
-    fn statements_that_touch_memory_or_branch_are_told_apart() {
+    fn waiting_entries_are_told_apart() {
+        let entry = |name: &str, body: &str| {
+            format!(".visible .entry {name}(\n\t.param .u64 {name}_param_0\n)\n.maxntid 256, 1, 1\n{{\n{body}\n}}\n")
+        };
+        let cases = [
+            (
+                "first",
+                "\t.reg .b32 %r<4>;\n\t// begin inline asm\n\tgriddepcontrol.wait;\n\t// end inline asm\n\tret;",
+                true,
+            ),
+            (
+                "after_params",
+                "\t.reg .b64 %rd<4>;\n\tld.param.u64 %rd1, [after_params_param_0];\n\tcvta.to.global.u64 %rd2, %rd1;\n\
+                 \tmov.u32 %r1, %tid.x;\n\t@%p1 add.s32 %r1, %r1, 1;\n\tgriddepcontrol.wait;\n\tst.global.u32 [%rd2], %r1;",
+                true,
+            ),
+            ("in_a_scope", "\t{\n\t.reg .pred %p<2>;\n\tgriddepcontrol.wait;\n\t}\n\tret;", true),
+            ("load_first", "\tld.global.u32 %r1, [%rd1];\n\tgriddepcontrol.wait;", false),
+            ("guarded", "\t@%p1 griddepcontrol.wait;\n\tret;", false),
+            ("label_first", "$L__BB0_1:\n\tgriddepcontrol.wait;", false),
+            ("branch_first", "\t@%p1 bra $L__BB0_2;\n\tgriddepcontrol.wait;", false),
+            ("shared_store_first", "\tst.shared.u32 [%r1], %r2;\n\tgriddepcontrol.wait;", false),
+            ("copy_first", "\tcp.async.ca.shared.global [%r1], [%rd1], 16;\n\tgriddepcontrol.wait;", false),
+            ("barrier_first", "\tbar.sync 0;\n\tgriddepcontrol.wait;", false),
+            (
+                "unknown_first",
+                "\tldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r1, %r2, %r3, %r4}, [%r5];\n\tgriddepcontrol.wait;",
+                false,
+            ),
+            ("two_on_a_line", "\tmov.u32 %r1, 0; st.global.u32 [%rd1], %r1; griddepcontrol.wait;", false),
+            ("none", "\tret;", false),
+            ("empty_before_a_waiting_entry", "", false),
+        ];
+        let mut ptx: String = cases.iter().map(|(name, body, _)| entry(name, body)).collect();
+        // A wait in a later entry is not this one's.
+        ptx.push_str(&entry("after_none", "\tgriddepcontrol.wait;"));
+        let waiting = waiting_entries(&ptx);
+        for (name, _, waits) in cases {
+            assert_eq!(waiting.contains(&name.to_string()), waits, "{name}");
+        }
+        assert!(waiting.contains(&"after_none".to_string()));
+    }
+
+    #[test]
+    fn statements_before_the_wait_are_told_apart() {
         for s in [
-            "ld.global.nc.v4.u32 {%r1, %r2, %r3, %r4}, [%rd1];",
-            "ld.u8 %rs1, [%rd2];",
-            "st.global.v4.u32 [%rd3], {%r1, %r2, %r3, %r4};",
-            "@%p1 bra $L__BB0_2;",
-            "@!%p2 st.global.u32 [%rd1], %r1;",
-            "$L__BB0_1:",
-            "cp.async.ca.shared.global [%r1], [%rd1], 16;",
-            "atom.global.add.u32 %r1, [%rd1], 1;",
-            "bar.warp.sync -1;",
-            "barrier.sync 0;",
-            "ret;",
+            "ld.param.b32 %r1, [k_param_6]",
+            "ld.param.u64 %rd1, [k_param_0]",
+            "cvta.to.global.u64 %rd1, %rd18",
+            "mul.lo.s32 %r1, %r123, 3",
+            "mov.u32 %r2, %tid.x",
+            "@%p1 add.s32 %r1, %r1, 1",
+            "@!%p1 mad.lo.s32 %r1, %r2, %r3, %r4",
+            "setp.lt.u32 %p1, %r1, %r2",
         ] {
-            assert!(touches_memory_or_branches(s), "{s}");
+            assert!(harmless_before_wait(s), "{s}");
         }
         for s in [
-            "ld.param.b32 %r1, [k_param_6];",
-            "cvta.to.global.u64 %rd1, %rd18;",
-            "mul.lo.s32 %r1, %r123, 3;",
-            "mov.u32 %r2, %tid.x;",
-            "@%p1 add.s32 %r1, %r1, 1;",
-            "",
+            "ld.global.nc.v4.u32 {%r1, %r2, %r3, %r4}, [%rd1]",
+            "ld.u8 %rs1, [%rd2]",
+            "ldu.global.u32 %r1, [%rd1]",
+            "ld.const.f32 %f1, [MASK]",
+            "st.global.v4.u32 [%rd3], {%r1, %r2, %r3, %r4}",
+            "@%p1 bra $L__BB0_2",
+            "@!%p2 st.global.u32 [%rd1], %r1",
+            "$L__BB0_1:",
+            "cp.async.ca.shared.global [%r1], [%rd1], 16",
+            "atom.global.add.u32 %r1, [%rd1], 1",
+            "red.global.add.u32 [%rd1], 1",
+            "bar.warp.sync -1",
+            "barrier.sync 0",
+            "membar.gl",
+            "fence.acq_rel.gpu",
+            "tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6}]",
+            "prefetch.global.L2 [%rd1]",
+            "call.uni foo, (%r1)",
+            "ret",
+            "exit",
+            "trap",
+            "movmatrix.sync.aligned.m8n8.trans.b16 %r1, %r2",
+            "griddepcontrol.launch_dependents",
         ] {
-            assert!(!touches_memory_or_branches(s), "{s}");
+            assert!(!harmless_before_wait(s), "{s}");
         }
     }
 

@@ -48,7 +48,7 @@ pub mod texture;
 pub mod transfer;
 pub mod transpose;
 
-pub use conv::{DEPENDENT_LAUNCH, DEPENDENT_LAUNCH_MIN_SM, LAUNCH_BOUNDS, LAUNCH_BOUNDS_MIN_SM};
+pub use conv::{DEPENDENT_LAUNCH_MIN_SM, LAUNCH_BOUNDS, LAUNCH_BOUNDS_MIN_SM};
 
 /// Kernels abort the whole grid on panic: there is no unwinding on the device.
 #[cfg(target_arch = "nvptx64")]

@@ -154,7 +154,7 @@ impl Suite for Conv {
         run.param("seed", self.seed);
         let dependent = run.gpu.dependent_launches();
         run.line(format!(
-            "dependent launches (the u8 box rows kernels start as the kernel before them drains): {}",
+            "dependent launches (each convolution kernel starts as the kernel before it drains): {}",
             if dependent { "on" } else { "off" }
         ));
         run.param("dependent_launches", dependent);

@@ -65,7 +65,10 @@ pub fn build(gpu: &Gpu, name: &str, source: &str) -> Twin {
     };
     match compile(gpu, &nvcc, name, source) {
         Ok((module, version)) => {
-            Twin { module: Some(module), status: status("loaded", format!("{} ({version})", nvcc.display())) }
+            let (waiting, all) = (module.dependent_kernels().len(), module.kernel_names().len());
+            let detail =
+                format!("{} ({version}); {waiting} of {all} kernels wait for the grid before them", nvcc.display());
+            Twin { module: Some(module), status: status("loaded", detail) }
         }
         Err(e) => Twin { module: None, status: status("failed", e) },
     }

@@ -2044,6 +2044,7 @@ pub(in crate::conv) mod kernels {
                 mode: u32,
                 cval: $acc,
             ) {
+                crate::dev::sync::grid_dependency_wait();
                 let a = Args2::<$s> {
                     input,
                     output,
@@ -2104,6 +2105,7 @@ pub(in crate::conv) mod kernels {
                 sched: *mut u32,
                 drawn: usize,
             ) {
+                crate::dev::sync::grid_dependency_wait();
                 let a = Args::<$s> {
                     input,
                     output,

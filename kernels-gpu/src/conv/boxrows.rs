@@ -149,7 +149,6 @@ mod kernels {
     use crate::dev::param::{ParamBytes, ParamSymbol};
     use crate::dev::pipeline::{commit_group, copy_f64, copy16_l1, wait_group};
     use crate::dev::shared::SharedElem;
-    use crate::dev::sync::grid_dependency_wait;
     use crate::dev::warp::{active_mask, ballot, sync_lanes};
     use core::arch::asm;
 
@@ -293,9 +292,6 @@ mod kernels {
     /// The launch as the module docs give.
     #[inline(always)]
     unsafe fn run<P: ParamSymbol, const C: usize, const K: usize>(a: Args) {
-        // First, before any branch: the grid before this one on the stream
-        // has finished (a dependent launch on sm_90, `crate::DEPENDENT_LAUNCH`).
-        grid_dependency_wait();
         let Args { input, output, width, height, in_pitch, out_pitch, rows, mode } = a;
         const { assert!(boxr_halo(C, K) <= 8 && K % 2 == 1 && K <= 7 && BOXR_DEPTH >= 2 && BOXR_PARAM_BYTES == 16) };
         let rb = width * C as u32;
@@ -480,6 +476,7 @@ mod kernels {
                 mode: u32,
                 _taps: ParamBytes<BOXR_PARAM_BYTES>,
             ) {
+                crate::dev::sync::grid_dependency_wait();
                 crate::param_symbol!(P = $name, 8);
                 // SAFETY: the launch as the module docs give.
                 unsafe { run::<P, $c, $k>(Args { input, output, width, height, in_pitch, out_pitch, rows, mode }) }

@@ -664,6 +664,7 @@ mod kernels {
                 left: u32,
                 mode: u32,
             ) {
+                crate::dev::sync::grid_dependency_wait();
                 let mask = GlobalMask(mask);
                 // SAFETY: same contract.
                 unsafe { $algo::<$t, _ $(, $ch)?>(input, output, n, mask, w as usize, left as usize, mode) }
@@ -688,6 +689,7 @@ mod kernels {
                 mode: u32,
                 _taps: ParamBytes<{ $bytes }>,
             ) {
+                crate::dev::sync::grid_dependency_wait();
                 crate::param_symbol!(Taps = $name, 7);
                 let mask = ParamMask::<Taps>(PhantomData);
                 // SAFETY: same contract.

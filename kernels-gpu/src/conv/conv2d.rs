@@ -1446,6 +1446,7 @@ mod kernels {
                 left_y: u32,
                 mode: u32,
             ) {
+                crate::dev::sync::grid_dependency_wait();
                 let img = Image { p: input, width, height, pitch, mode };
                 let (size, left) = ((mw as usize, mh as usize), (left_x as usize, left_y as usize));
                 // SAFETY: same contract.
@@ -1482,6 +1483,7 @@ mod kernels {
                 left_y: u32,
                 mode: u32,
             ) {
+                crate::dev::sync::grid_dependency_wait();
                 let img = Image { p: input, width, height, pitch, mode };
                 let (size, left) = ((mw as usize, mh as usize), (left_x as usize, left_y as usize));
                 // SAFETY: same contract.
@@ -1513,6 +1515,7 @@ mod kernels {
                 mode: u32,
                 _taps: ParamBytes<{ $bytes }>,
             ) {
+                crate::dev::sync::grid_dependency_wait();
                 let img = Image { p: input, width, height, pitch, mode };
                 crate::param_symbol!(Sym = $name, 11);
                 let taps = ParamTaps::<Sym>(PhantomData);
@@ -1554,6 +1557,7 @@ mod kernels {
                 mode: u32,
                 _taps: ParamBytes<{ $bytes }>,
             ) {
+                crate::dev::sync::grid_dependency_wait();
                 let img = Image { p: input, width, height, pitch, mode };
                 crate::param_symbol!(Sym = $name, 11);
                 let taps = ParamTaps::<Sym>(PhantomData);

@@ -89,21 +89,18 @@ pub const SHORT_MASK_KERNELS: &[(&str, &str)] = &[
     ("conv2d_fast_f64", "conv2d_fast_short_f64"),
 ];
 
-/// The oldest architecture whose PTX makes the kernels of
-/// [`DEPENDENT_LAUNCH`] wait for the grid before them.
+/// The oldest architecture whose PTX makes every convolution kernel
+/// (every entry named `conv…`) wait for the grid before it on the stream
+/// ([`grid_dependency_wait`](crate::dev::sync::grid_dependency_wait)) as
+/// its first statement, so that the host may launch it as a programmatic
+/// dependent of that grid (`CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`):
+/// its blocks are placed and start while the earlier grid drains, and the
+/// gap between the two kernels closes. The box rows kernels, about 30 µs
+/// on a 4096² RGB image, lost 1.4 µs a call to that gap on the H200
+/// (`results/h200/dependent-launch/`). The host finds such kernels in the
+/// PTX it loads, not by name (`ptx::waiting_entries`), and its tests check
+/// that every convolution kernel is among them.
 pub const DEPENDENT_LAUNCH_MIN_SM: u32 = 90;
-
-/// Kernels the host launches as programmatic dependents of the kernel
-/// before them on the stream (`CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`)
-/// from [`DEPENDENT_LAUNCH_MIN_SM`] on: each calls
-/// [`grid_dependency_wait`](crate::dev::sync::grid_dependency_wait) before
-/// its first global memory access, so its blocks may be placed and start
-/// while the earlier grid drains, and the gap between the two kernels
-/// closes. The box rows kernels, about 30 µs on a 4096² RGB image, lost
-/// 1.4 µs a call to that gap on the H200 (`results/h200/dependent-launch/`).
-/// The host's tests check in the PTX that each waits before it touches
-/// global memory.
-pub const DEPENDENT_LAUNCH: &[&str] = &boxrows::BOXR_NAMES;
 
 /// The oldest architecture whose PTX carries [`LAUNCH_BOUNDS`].
 pub const LAUNCH_BOUNDS_MIN_SM: u32 = 90;

@@ -475,6 +475,7 @@ mod kernels {
                 tile_px: u32,
                 flags: u32,
             ) {
+                crate::dev::sync::grid_dependency_wait();
                 let a = Args::<$s> {
                     input,
                     output,

@@ -816,6 +816,7 @@ pub(crate) mod kernels {
                 mode: u32,
                 _taps: ParamBytes<SEPR_PARAM_BYTES>,
             ) {
+                crate::dev::sync::grid_dependency_wait();
                 crate::param_symbol!(P = $name, 9);
                 const B: usize = sepr_strip($c, $k);
                 const H: usize = sepr_halo($c, $k);

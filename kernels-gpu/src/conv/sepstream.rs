@@ -639,6 +639,7 @@ mod kernels {
                 ly: u32,
                 _taps: ParamBytes<SEPS_PARAM_BYTES>,
             ) {
+                crate::dev::sync::grid_dependency_wait();
                 crate::param_symbol!(Taps = $name, 11);
                 let a = Args { input, output, width, height, pitch, rows, mode, mw, mh, lx, ly };
                 // SAFETY: same contract.

@@ -535,6 +535,7 @@ mod kernels {
                 mode: u32,
                 table: *const f32,
             ) {
+                crate::dev::sync::grid_dependency_wait();
                 // SAFETY: same contract.
                 unsafe { tensor::<{ $products as u8 }>(input, output, n, mask, w as usize, left as usize, mode, table) }
             }

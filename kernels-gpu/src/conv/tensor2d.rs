@@ -473,6 +473,7 @@ mod kernels {
                 mode: u32,
                 table: *const f32,
             ) {
+                crate::dev::sync::grid_dependency_wait();
                 let (size, left) = ((mw as usize, mh as usize), (left_x as usize, left_y as usize));
                 // SAFETY: same contract.
                 unsafe {

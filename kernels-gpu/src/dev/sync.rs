@@ -31,13 +31,15 @@ pub unsafe fn sync_threads() {
 /// visible (PTX `griddepcontrol.wait`); elsewhere nothing.
 ///
 /// A kernel launched with programmatic stream serialization (the host does
-/// so for the kernels of [`DEPENDENT_LAUNCH`](crate::DEPENDENT_LAUNCH) on
-/// sm_90) may start while the kernel before it on the stream still runs:
+/// so for every kernel whose PTX starts with this wait; the convolution
+/// kernels from [`DEPENDENT_LAUNCH_MIN_SM`](crate::DEPENDENT_LAUNCH_MIN_SM)
+/// on) may start while the kernel before it on the stream still runs:
 /// its blocks are placed and run up to this wait as the earlier kernel's
 /// blocks exit, which hides the gap between the two grids. Such a kernel
 /// calls this before its first global memory access, so it reads nothing
 /// the earlier kernel has yet to write and writes nothing it has yet to
-/// read. Without that launch attribute the wait returns at once. The
+/// read: the convolution kernels call it as their first statement.
+/// Without that launch attribute the wait returns at once. The
 /// assembly keeps its default memory clobber, so no memory access moves
 /// above it.
 #[inline(always)]
