@@ -29,6 +29,9 @@ pub(crate) struct KernelInfo {
     pub(crate) func: CUfunction,
     pub(crate) limits: KernelLimits,
     pub(crate) dynamic_shared_allowed: u32,
+    /// Whether the kernel launches as a programmatic dependent when
+    /// dependent launches are on (it waits first; [`ptx::waiting_entries`]).
+    pub(crate) dependent: bool,
 }
 
 // SAFETY: a `CUfunction` is a handle usable from any thread of its context.
@@ -148,6 +151,7 @@ impl ModuleState {
                 local_bytes_per_thread: a(driver::func_attr::LOCAL_SIZE_BYTES)?,
             },
             dynamic_shared_allowed: gpu.info().limits.max_shared_per_block.saturating_sub(static_shared),
+            dependent: self.dependent.contains(name),
         };
         cache.insert(name, info);
         Ok(info)
@@ -223,7 +227,7 @@ impl ModuleState {
         gpu.bind()?;
         self.allow_dynamic_shared(gpu, name, cfg.shared_mem_bytes as usize)?;
         let mut raw: Vec<*mut std::ffi::c_void> = args.iter().map(|a| a.as_arg_ptr()).collect();
-        let dependent = gpu.inner.dependent_launches.load(Ordering::Relaxed) && self.dependent.contains(name);
+        let dependent = info.dependent && gpu.inner.dependent_launches.load(Ordering::Relaxed);
         let kernel_error = |source: DriverError| {
             if source.is_sticky() {
                 context::record_fault(gpu.raw_context(), &source, Some(name));

@@ -40,19 +40,27 @@ fn select_from(table: &[(u32, &'static str)], major: u32, minor: u32) -> Result<
 /// `cuLaunchKernel` reads one pointer per parameter from the argument
 /// array, so a short array would make it read past the end of host memory.
 pub fn entry_params(ptx: &str) -> Vec<(String, Vec<usize>)> {
-    let mut out = Vec::new();
+    entries(ptx)
+        .map(|(name, list, _)| {
+            let sizes = list.split(',').map(str::trim).filter(|p| p.starts_with(".param")).map(param_size).collect();
+            (name.to_string(), sizes)
+        })
+        .collect()
+}
+
+/// Each kernel entry point of `ptx` (`.entry name( … )`): its name, its
+/// parameter list (between the parentheses) and the text after the list
+/// (performance directives, then the body).
+fn entries(ptx: &str) -> impl Iterator<Item = (&str, &str, &str)> {
     let mut rest = ptx;
-    while let Some(i) = rest.find(".entry ") {
-        rest = &rest[i + ".entry ".len()..];
-        let Some(open) = rest.find('(') else { break };
-        let name = rest[..open].trim().to_string();
-        let Some(close) = rest[open..].find(')') else { break };
-        let list = &rest[open + 1..open + close];
-        let sizes = list.split(',').map(str::trim).filter(|p| p.starts_with(".param")).map(param_size).collect();
-        out.push((name, sizes));
-        rest = &rest[open + close..];
-    }
-    out
+    std::iter::from_fn(move || {
+        rest = &rest[rest.find(".entry ")? + ".entry ".len()..];
+        let open = rest.find('(')?;
+        let close = open + rest[open..].find(')')?;
+        let entry = (rest[..open].trim(), &rest[open + 1..close], &rest[close..]);
+        rest = entry.2;
+        Some(entry)
+    })
 }
 
 /// Every module-level constant-memory array in `ptx` with its size in bytes
@@ -104,19 +112,12 @@ fn scalar_size(token: &str) -> Option<usize> {
 /// that grid has finished and its writes are visible. A kernel of any other
 /// shape launches as a plain one.
 pub fn waiting_entries(ptx: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for (i, _) in ptx.match_indices(".entry ") {
-        let rest = &ptx[i + ".entry ".len()..];
-        let Some(open) = rest.find('(') else { continue };
-        let Some(close) = rest[open..].find(')').map(|c| open + c) else { continue };
+    entries(ptx)
         // The body opens at the first brace after the parameters (after
         // performance directives such as `.maxntid`).
-        let Some(body) = rest[close..].find('{').map(|b| close + b + 1) else { continue };
-        if waits_first(&rest[body..]) {
-            out.push(rest[..open].trim().to_string());
-        }
-    }
-    out
+        .filter(|(_, _, after)| after.find('{').is_some_and(|b| waits_first(&after[b + 1..])))
+        .map(|(name, _, _)| name.to_string())
+        .collect()
 }
 
 /// Whether the statements from the start of a kernel's body reach an
