@@ -1,11 +1,11 @@
 // Prototype, not part of the library: the wgmma 1D correlation of results/h100/wgmma/wgconv.cu
 // (zero mode, f32 data, n = 2^27; the formulation and layouts are in that file's header), with
-// two changes to test why that kernel ran its tensor cores at about half their rate:
+// changes to test why that kernel ran its tensor cores at about half their rate:
 //
+// - Each small product has its own accumulator (no dependent wgmma inside a group), whatever CH.
 // - CH = 2: steps alternate between two sets of accumulators, so the wgmma group issued at
 //   step q does not depend on the group of step q - 1 still in flight (in wgconv.cu every step
-//   accumulates into the registers of the step before). Each small product also has its own
-//   accumulator (no dependent wgmma inside a group). CH = 1 keeps wgconv.cu's chains.
+//   accumulates into the registers of the step before). CH = 1: one set, as in wgconv.cu.
 // - PROD = 2: the two small products of the three-product split as one bf16 m64n32k16 (A =
 //   [lo(x) | hi(x)] in bf16, B = [hi(m) ; lo(m)] in bf16), beside the TF32 head product:
 //   two instructions a step instead of three, the bf16 one at the TF32 one's issue time.
