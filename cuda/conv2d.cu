@@ -288,22 +288,28 @@ __device__ __forceinline__ void fast(Image img, float* output, M mask, size_t mw
 __device__ __forceinline__ int map_index32(int x, int n, unsigned mode) { return map_index_t<int>(x, n, mode); }
 
 #define STRIP_H 16
-#define STRIP_CHUNKS 4
-// Rows in each warp's ring (STRIP_RING) and elements per ring row
-// (STRIP_ROW: 32 lanes' chunks and one chunk either side).
+#define STRIP_CHUNKS 5
+// Rows in each warp's ring (STRIP_RING) of the sliding loop.
 #define STRIP_RING 8
-#define STRIP_ROW (FAST_X * (32 + 2))
+// Chunks the window reaches past either edge of the warp's 128 columns
+// (strip_ext: 1 up to 9 x 9, 2 for 11 x 11 and 13 x 13) and elements per
+// ring row (strip_row: 32 lanes' chunks and strip_ext chunks either side).
+__host__ __device__ constexpr int strip_ext(int mw) { return (mw / 2 + FAST_X - 1) / FAST_X; }
+__host__ __device__ constexpr int strip_row(int mw) { return FAST_X * (32 + 2 * strip_ext(mw)); }
 
-// The blocked loop of f32 masks of 7 and 9 rows (strip_blocked): output
+// The blocked loop of f32 masks of 7 rows and more (strip_blocked): output
 // rows per pass (STRIP_PASS), passes whose rows are in flight
-// (STRIP_PASS_AHEAD) and ring rows (STRIP_PASS_RING, for masks of up to 9
-// rows); the rows in each warp's ring for a mask of mh rows (strip_ring).
+// (STRIP_PASS_AHEAD) and ring rows (strip_pass_ring: a pass's rows and
+// those in flight, in whole groups of STRIP_PASS); the rows in each warp's
+// ring for a mask of mh rows (strip_ring).
 #define STRIP_PASS 4
 #define STRIP_PASS_AHEAD 1
-#define STRIP_PASS_RING (STRIP_PASS + 9 - 1 + STRIP_PASS_AHEAD * STRIP_PASS)
+__host__ __device__ constexpr int strip_pass_ring(int mh) {
+    return (STRIP_PASS + mh - 1 + STRIP_PASS_AHEAD * STRIP_PASS + STRIP_PASS - 1) / STRIP_PASS * STRIP_PASS;
+}
 __host__ __device__ constexpr bool strip_blocked(int mh) { return mh >= 7; }
-__host__ __device__ constexpr int strip_ring(int mh) { return strip_blocked(mh) ? STRIP_PASS_RING : STRIP_RING; }
-// Output rows per lane (strip_rows): 8 for 9 x 9, STRIP_H otherwise.
+__host__ __device__ constexpr int strip_ring(int mh) { return strip_blocked(mh) ? strip_pass_ring(mh) : STRIP_RING; }
+// Output rows per lane (strip_rows): 8 from 9 x 9, STRIP_H otherwise.
 __host__ __device__ constexpr int strip_rows(int mh) { return strip_blocked(mh) && mh >= 9 ? STRIP_H / 2 : STRIP_H; }
 
 // Chunks per window row of a centred mask of width mw (strip_chunks).
@@ -349,10 +355,12 @@ struct StripRows {
     unsigned mode;
 };
 
-// How a lane copies its part of each window row into its warp's ring
-// (RowCopy): its own chunk (ring chunk lane + 1) and, for lanes 0 and 1,
-// the chunk extra_step chunks away (chunk 0, chunk 33).
+// How a lane copies its part of each window row into its warp's ring of
+// rows of `row` elements (RowCopy), E = strip_ext chunks either side: its
+// own chunk (ring chunk lane + E) and, for lanes l < 2E, the chunk
+// extra_step chunks away (chunk l before the warp's, or 32 + l after).
 struct RowCopy {
+    unsigned row;
     unsigned own_dst;
     const float* own_src;
     bool own_ok, extra;
@@ -368,7 +376,7 @@ struct RowCopy {
     // The row at element offset off, already mapped (RowCopy::issue_at).
     template <bool VEC>
     __device__ __forceinline__ void issue_at(size_t off, bool valid, unsigned slot) const {
-        unsigned bytes = slot * STRIP_ROW * 4;
+        unsigned bytes = slot * row * 4;
         copy4_async(own_dst + bytes, own_src + off, valid && own_ok, VEC);
         if (extra) {
             int step = extra_step * FAST_X;
@@ -426,7 +434,7 @@ __device__ __forceinline__ void strip_step(const float* taps, const RowCopy& cop
     if (next < steps) copy.issue<VEC>(rows, y0 + next, next % STRIP_RING);
     commit_group();
     float cur[STRIP_CHUNKS][FAST_X];
-    read_row<chunks>(read, (ir % STRIP_RING) * STRIP_ROW, cur);
+    read_row<chunks>(read, (ir % STRIP_RING) * copy.row, cur);
 #pragma unroll
     for (int j = 0; j < MH; j++)
 #pragma unroll
@@ -443,10 +451,10 @@ __device__ __forceinline__ void strip_step(const float* taps, const RowCopy& cop
         store_row<VEC>(out + (size_t)(ir + 1 - MH) * rows.pitch, acc[done]);
 }
 
-// One pass of the blocked loop (StripStep::pass; f32 masks of 7 and 9
-// rows, strip_blocked): output rows p .. p + STRIP_PASS - 1 of the strip
+// One pass of the blocked loop (StripStep::pass; f32 masks of 7 rows and
+// more, strip_blocked): output rows p .. p + STRIP_PASS - 1 of the strip
 // from input rows p .. p + STRIP_PASS + MH - 2 (ring slot row mod
-// STRIP_PASS_RING). Waits for this pass's rows, starts the copies of the
+// strip_pass_ring(MH)). Waits for this pass's rows, starts the copies of the
 // new rows of the pass STRIP_PASS_AHEAD after it (`interior`: without the
 // mode's map), adds input row i to every output row r it reaches (mask
 // row i - r), stores the rows inside the image. Rows are read in groups
@@ -459,6 +467,7 @@ __device__ __forceinline__ void strip_blocked_pass(const float* taps, const RowC
     constexpr int s = (-(MW / 2)) & (FAST_X - 1);
     constexpr int chunks = strip_chunks(MW);
     constexpr unsigned steps = strip_rows(MH) + MH - 1;
+    constexpr unsigned ring = strip_pass_ring(MH);
     wait_group<STRIP_PASS_AHEAD - 1>();
     __syncwarp();
     const unsigned first = p + MH - 1 + STRIP_PASS_AHEAD * R;
@@ -466,14 +475,14 @@ __device__ __forceinline__ void strip_blocked_pass(const float* taps, const RowC
         size_t off = (size_t)(unsigned)(y0 + (int)first) * rows.pitch;
 #pragma unroll
         for (int k = 0; k < R; k++) {
-            if (first + k < steps) copy.issue_at<VEC>(off, true, (first + k) % STRIP_PASS_RING);
+            if (first + k < steps) copy.issue_at<VEC>(off, true, (first + k) % ring);
             off += rows.pitch;
         }
     } else {
 #pragma unroll
         for (int k = 0; k < R; k++) {
             unsigned r = first + k;
-            if (r < steps) copy.issue<VEC>(rows, y0 + (int)r, r % STRIP_PASS_RING);
+            if (r < steps) copy.issue<VEC>(rows, y0 + (int)r, r % ring);
         }
     }
     commit_group();
@@ -485,9 +494,9 @@ __device__ __forceinline__ void strip_blocked_pass(const float* taps, const RowC
         for (int q = 0; q < FAST_X; q++) acc[r][q] = 0.0f;
 #pragma unroll
     for (int i = 0; i < R + MH - 1; i++) {
-        unsigned group = ((quad + i / R) % (STRIP_PASS_RING / R)) * R * STRIP_ROW;
+        unsigned group = ((quad + i / R) % (ring / R)) * R * copy.row;
         float cur[STRIP_CHUNKS][FAST_X];
-        read_row<chunks>(read, group + (i % R) * STRIP_ROW, cur);
+        read_row<chunks>(read, group + (i % R) * copy.row, cur);
 #pragma unroll
         for (int rr = 0; rr < R; rr++) {
             const int j = i - rr;
@@ -651,21 +660,25 @@ __device__ __forceinline__ void slide(Image img, float* output, const float* tap
     asm("mov.u32 %0, %%laneid;" : "=r"(lane));
     unsigned warp = (ty * bdx + tx) / 32;
     StripRows rows{img.pitch, (int)height, img.mode};
-    unsigned ring = (unsigned)__cvta_generic_to_shared(conv2d_smem) + 4 * (warp * strip_ring(MH) * STRIP_ROW);
+    constexpr unsigned ext = strip_ext(MW), row = strip_row(MW);
+    unsigned ring = (unsigned)__cvta_generic_to_shared(conv2d_smem) + 4 * (warp * strip_ring(MH) * row);
     unsigned tiles_x = (width + tw - 1) / tw, tiles_y = (height + th - 1) / th;
     for (unsigned tyi = blockIdx.y; tyi < tiles_y; tyi += gridDim.y) {
         for (unsigned txi = blockIdx.x; txi < tiles_x; txi += gridDim.x) {
             unsigned x = txi * tw + FAST_X * tx, y = tyi * th + strip_rows(MH) * ty;
             bool active = x < width && y < height;
-            bool inside = x >= FAST_X && x + 2 * FAST_X <= width;
+            bool inside = x >= FAST_X * ext && x + FAST_X * (ext + 1) <= width;
             if (__ballot_sync(0xffffffffu, active && inside) != 0) {
-                unsigned c = x + FAST_X * 31;
-                RowCopy copy{ring + 4 * FAST_X * (lane + 1),
+                bool before = lane < ext;
+                int extra_step = before ? -(int)ext : (int)(32 - ext);
+                unsigned c = x + (unsigned)(extra_step * FAST_X);
+                RowCopy copy{row,
+                             ring + 4 * FAST_X * (lane + ext),
                              img.p + x,
                              x + FAST_X <= width,
-                             lane < 2,
-                             lane == 0 ? -1 : 31,
-                             lane == 0 ? (x >= FAST_X && x <= width) : (c + FAST_X <= width)};
+                             lane < 2 * ext,
+                             extra_step,
+                             (!before || x >= FAST_X * ext) && c + FAST_X <= width};
                 unsigned read = ring + 4 * FAST_X * lane;
                 int y0 = (int)y - MH / 2;
                 float* out = output + (size_t)y * img.pitch + x;
@@ -727,23 +740,19 @@ extern "C" __global__ void LAUNCH_BOUNDS(256, 4) conv2d_cols_f32(CONV2D_PARAMS) 
 }
 
 // The fast kernel's register form for centred 3 x 3, 5 x 5 and 7 x 7
-// masks (mask in `taps`; mw, mh, left_x, left_y, mask unused).
-extern "C" __global__ void LAUNCH_BOUNDS(256, 2) conv2d_strip3_f32(CONV2D_PARAMS, FIXED_PARAM) {
-    grid_dependency_wait();
-    slide<3, 3>(IMAGE, output, taps.v);
-}
-extern "C" __global__ void LAUNCH_BOUNDS(256, 3) conv2d_strip5_f32(CONV2D_PARAMS, FIXED_PARAM) {
-    grid_dependency_wait();
-    slide<5, 5>(IMAGE, output, taps.v);
-}
-extern "C" __global__ void LAUNCH_BOUNDS(256, 2) conv2d_strip7_f32(CONV2D_PARAMS, FIXED_PARAM) {
-    grid_dependency_wait();
-    slide<7, 7>(IMAGE, output, taps.v);
-}
-extern "C" __global__ void LAUNCH_BOUNDS(128, 5) conv2d_strip9_f32(CONV2D_PARAMS, RUNTIME_PARAM) {
-    grid_dependency_wait();
-    slide<9, 9>(IMAGE, output, taps.v);
-}
+// masks, and 9 x 9, 11 x 11 and 13 x 13 (mask in `taps`; mw, mh, left_x,
+// left_y, mask unused).
+#define STRIP_KERNEL(name, n, PARAM, THREADS, BLOCKS)                                                      \
+    extern "C" __global__ void LAUNCH_BOUNDS(THREADS, BLOCKS) name(CONV2D_PARAMS, PARAM) {                  \
+        grid_dependency_wait();                                                                             \
+        slide<n, n>(IMAGE, output, taps.v);                                                                 \
+    }
+STRIP_KERNEL(conv2d_strip3_f32, 3, FIXED_PARAM, 256, 2)
+STRIP_KERNEL(conv2d_strip5_f32, 5, FIXED_PARAM, 256, 3)
+STRIP_KERNEL(conv2d_strip7_f32, 7, FIXED_PARAM, 256, 2)
+STRIP_KERNEL(conv2d_strip9_f32, 9, RUNTIME_PARAM, 128, 5)
+STRIP_KERNEL(conv2d_strip11_f32, 11, RUNTIME_PARAM, 128, 4)
+STRIP_KERNEL(conv2d_strip13_f32, 13, RUNTIME_PARAM, 128, 4)
 
 // ---- The fused separable convolution (conv2d_sep_f32) ----
 //

@@ -8,9 +8,10 @@
 //!   and pitched; fresh random inputs, poisoned outputs;
 //! * pitched layouts: the input's padding holds NaN (a kernel that reads
 //!   it poisons an output), the output's padding must keep its poison;
-//! * the register kernels (fast variant, centred 3×3, 5×5, 7×7) on widths
-//!   and heights around their warp bands and strips, aligned and
-//!   unaligned pitches, every mode;
+//! * the register kernels (fast variant, centred 3×3, 5×5, 7×7, and 9×9,
+//!   11×11, 13×13 in f32, which `Auto` takes too) on widths and heights
+//!   around their warp bands and strips, aligned and unaligned pitches,
+//!   every mode;
 //! * a 65×65 mask (more taps than the constant array holds): the `_gm_`
 //!   kernels;
 //! * NaN and ±infinity inputs propagate exactly as in the reference;
@@ -157,21 +158,33 @@ fn every_variant_mode_and_shape_f64() {
 }
 
 /// The register kernels (`conv2d_strip*`, the fast variant for centred
-/// 3 × 3, 5 × 5 and 7 × 7 masks, and 9 × 9 in `f32`) where their warps'
-/// rings and edge lanes meet the image's borders: widths around the
-/// 128-column warp band (12 is the narrowest with a lane inside; 131 and
-/// 261 end in a partial chunk), heights below, at and around the 16-row
-/// strip and the blocked loop's 4-row passes (rows through the mode's map
-/// at both ends), aligned and unaligned pitches (16-byte and element-wise
-/// copies), every mode.
+/// 3 × 3, 5 × 5 and 7 × 7 masks, and 9 × 9, 11 × 11 and 13 × 13 in
+/// `f32`) where their warps' rings and edge lanes meet the image's
+/// borders: widths around the 128-column warp band (12 is the narrowest
+/// with a lane inside up to 9 × 9, 20 from 11 × 11, whose rows carry two
+/// chunks either side; 131, 261 and 145 end in a partial chunk), heights
+/// below, at and around the 16-row strip and the blocked loop's 4-row
+/// passes (rows through the mode's map at both ends), aligned and
+/// unaligned pitches (16-byte and element-wise copies), every mode.
 fn register_kernels<T: Elem>(gpu: &Gpu) {
     let (mut rng, seed) = common::rng();
-    let sizes: &[usize] = if T::NAME == "f32" { &[3, 5, 7, 9] } else { &[3, 5, 7] };
-    // Heights around the strips (16 rows; 8 for f32 9 × 9) and the blocks'
-    // tiles (8 or 4 strips).
-    for (w, h) in
-        [(12usize, 1), (13, 2), (136, 5), (133, 8), (129, 9), (128, 15), (131, 16), (261, 17), (300, 33), (140, 39)]
-    {
+    let sizes: &[usize] = if T::NAME == "f32" { &[3, 5, 7, 9, 11, 13] } else { &[3, 5, 7] };
+    // Heights around the strips (16 rows; 8 for f32 from 9 × 9) and the
+    // blocks' tiles (8 or 4 strips).
+    for (w, h) in [
+        (12usize, 1),
+        (13, 2),
+        (20, 3),
+        (136, 5),
+        (133, 8),
+        (129, 9),
+        (128, 15),
+        (131, 16),
+        (261, 17),
+        (145, 24),
+        (300, 33),
+        (140, 39),
+    ] {
         for pitch in [w.next_multiple_of(4), w.next_multiple_of(4) + 1] {
             let (input, dense) = pitched_input::<T>(&mut rng, w, h, pitch);
             for &n in sizes {
@@ -183,6 +196,15 @@ fn register_kernels<T: Elem>(gpu: &Gpu) {
                     let conv = Conv2d::new(gpu, &mask, n, n, op, mode).unwrap();
                     let plan = run_checked(gpu, &conv, Conv2dVariant::Fast, &input, &want, (w, h, pitch), &ctx);
                     assert_eq!(plan.kernel, format!("conv2d_strip{n}_{}", T::NAME), "{ctx}");
+                    if n >= 9 {
+                        // Auto takes the register form over the tensor
+                        // cores at these sizes (convolution: flipped taps).
+                        let op = ConvOp::Convolve;
+                        let want = conv2d_checked(Image::dense(&dense, w, h), &mask, n, n, op, mode).unwrap();
+                        let conv = Conv2d::new(gpu, &mask, n, n, op, mode).unwrap();
+                        let plan = run_checked(gpu, &conv, Conv2dVariant::Auto, &input, &want, (w, h, pitch), &ctx);
+                        assert_eq!(plan.kernel, format!("conv2d_strip{n}_{}", T::NAME), "{ctx} auto");
+                    }
                 }
             }
         }

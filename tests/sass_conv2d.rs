@@ -101,16 +101,16 @@ fn constant_mask_kernels_read_the_mask_from_the_constant_bank() {
 }
 
 /// The strip kernels, `(name, mask side, element type)`: 3 × 3, 5 × 5 and
-/// 7 × 7 in both types, 9 × 9 in `f32`.
+/// 7 × 7 in both types, 9 × 9, 11 × 11 and 13 × 13 in `f32`.
 fn strip_kernels() -> impl Iterator<Item = (String, usize, &'static str)> {
-    [3usize, 5, 7, 9]
+    [3usize, 5, 7, 9, 11, 13]
         .into_iter()
         .flat_map(|n| TYPES.map(|t| (n, t)))
         .filter(|&(n, t)| n < 9 || t == "f32")
         .map(|(n, t)| (format!("conv2d_strip{n}_{t}"), n, t))
 }
 
-/// The strip kernels' unrolled rows (9 × 9 in `f32` only) read each of the `N · N` taps at its
+/// The strip kernels' unrolled rows (from 9 × 9 in `f32` only) read each of the `N · N` taps at its
 /// own fixed offset of the mask parameter (a constant-bank operand, or a
 /// uniform load with an immediate offset, `ULDC.64` reading two `f32`
 /// taps); only their edge path, a plain loop over the taps, may index the

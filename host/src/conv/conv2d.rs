@@ -47,7 +47,8 @@
 //! and newer; `conv::tensor2d` in the device crate): the data as the `A`
 //! operand of `mma.sync`, banded Toeplitz blocks of the mask rows as `B`,
 //! at the convolution's [`Precision`] ([`Conv2d::with_precision`]).
-//! `Auto` takes it from 9 × 9, 9 × 9 itself aside ([`tensor2d_auto`]);
+//! `Auto` takes it from 9 × 9, the centred 9 × 9, 11 × 11 and 13 × 13
+//! aside, which the FMA register form runs faster ([`tensor2d_auto`]);
 //! where it cannot run,
 //! [`Conv2d::tensor_support`] says why.
 
@@ -55,7 +56,8 @@ use std::sync::{Arc, Mutex};
 
 pub use coalesce_kernels::conv::conv2d::{
     FAST_X, FAST_Y, SEP_THREADS, SEP_TX, SEP_TY, STRIP_H, fast_in_registers, fast_row_stride, fast_shared_elems,
-    sep_shared_elems, strip_block_warps, strip_blocked, strip_ring, strip_rows, strip_shared_elems, tiled_shared_elems,
+    sep_shared_elems, strip_block_warps, strip_blocked, strip_ext, strip_pass_ring, strip_ring, strip_row, strip_rows,
+    strip_shared_elems, tiled_shared_elems,
 };
 pub use coalesce_kernels::conv::sepstream::{
     SEPS_CHUNK, SEPS_HALVES, SEPS_MAX_TAPS, SEPS_PARAM_BYTES, SEPS_STRIP, SEPS_THREADS, seps_blocks, seps_shared_bytes,
@@ -191,6 +193,8 @@ fn kernel_name(algo: Algo, global: bool, ty: &str) -> Result<&'static str> {
         (Algo::Strip(5), false, "f32" | "f64") => ["conv2d_strip5_f64", "conv2d_strip5_f32"][f32 as usize],
         (Algo::Strip(7), false, "f32" | "f64") => ["conv2d_strip7_f64", "conv2d_strip7_f32"][f32 as usize],
         (Algo::Strip(9), false, "f32") => "conv2d_strip9_f32",
+        (Algo::Strip(11), false, "f32") => "conv2d_strip11_f32",
+        (Algo::Strip(13), false, "f32") => "conv2d_strip13_f32",
         (Algo::Rows, _, "f32" | "f64") => ["conv2d_rows_f64", "conv2d_rows_f32"][f32 as usize],
         (Algo::Cols, _, "f32" | "f64") => ["conv2d_cols_f64", "conv2d_cols_f32"][f32 as usize],
         _ => {
@@ -225,7 +229,7 @@ fn plan_algo(
         let b = bx as usize;
         let elems = match algo {
             Algo::Basic | Algo::Const => Some(0),
-            Algo::Strip(_) => Some(strip_shared_elems(b, by, strip_ring(mh, elem_size))),
+            Algo::Strip(_) => Some(strip_shared_elems(b, by, strip_ring(mh, elem_size), strip_row(mw))),
             Algo::Tiled => (by + mh).checked_sub(1).zip((b + mw).checked_sub(1)).and_then(|(r, c)| r.checked_mul(c)),
             Algo::Fast | Algo::Rows | Algo::Cols => {
                 let (w, h) = match algo {
@@ -291,17 +295,29 @@ pub fn plan_conv2d<T: ConvElem>(
     plan_conv2d_at::<T>(limits, variant, Precision::F32, (mw, mh), (width, height))
 }
 
-/// Whether [`Conv2dVariant::Auto`] takes the tensor cores for an `mw ×
-/// mh` `f32` mask at `precision` (where they run): from the crossovers
-/// measured with `coalesce bench conv` (see `docs/wide-masks.md`): from
-/// 9 × 9, except 9 × 9 itself, which the FMA register form
-/// (`conv2d_strip9_f32`) runs faster at either precision.
+/// Whether [`Conv2dVariant::Auto`] takes the tensor cores for a centred
+/// `mw × mh` `f32` mask at `precision` (where they run): from the
+/// crossovers measured with `coalesce bench conv` (see
+/// `docs/wide-masks.md`): from 9 × 9, except the masks the FMA register
+/// form runs faster ([`strip_over_tensor`]). A mask off its centre takes
+/// them from 9 × 9 ([`Conv2d::plan`]).
 pub const fn tensor2d_auto(mw: usize, mh: usize, precision: Precision) -> bool {
-    let min = match precision {
-        Precision::F32 => 9,
-        Precision::Tf32 => 9,
-    };
-    mw >= min && mh >= min && mw <= T2_MAX_MW && !(mw == 9 && mh == 9)
+    mw >= 9 && mh >= 9 && mw <= T2_MAX_MW && !strip_over_tensor(mw, mh, precision)
+}
+
+/// True when the FMA register form of a centred `mw × mh` `f32` mask
+/// (`conv2d_strip{9,11,13}_f32`) runs faster than the tensor cores at
+/// `precision`. Measured on the H100 at 8192² (`results/h100/strip11/`):
+/// 9 × 9 at either precision (0.276 ms against 0.479 ms at `f32` and
+/// 0.375 ms at TF32); 11 × 11 at either (0.455 ms against 0.688 ms and
+/// 0.479 ms); 13 × 13 only against `f32` (0.642 ms against 0.759 ms;
+/// TF32 takes 0.480 ms).
+pub const fn strip_over_tensor(mw: usize, mh: usize, precision: Precision) -> bool {
+    mw == mh
+        && match precision {
+            Precision::F32 => mw == 9 || mw == 11 || mw == 13,
+            Precision::Tf32 => mw == 9 || mw == 11,
+        }
 }
 
 /// The tensor-core plan for an `mw × mh` mask over `width × height`: one
@@ -374,7 +390,8 @@ fn plan_conv2d_left<T: ConvElem>(
     let global = mw * mh > max_constant_taps::<T>();
     let plan = |algo| plan_algo(limits, algo, global, T::NAME, size, (mw, mh), (width, height));
     // The fast variant's register form: centred 3 × 3, 5 × 5, 7 × 7 masks,
-    // and 9 × 9 for f32 (odd sizes are centred for both operations), image
+    // and 9 × 9, 11 × 11, 13 × 13 for f32 (odd sizes are centred for both
+    // operations), image
     // axes below 2³¹, blocks of whole warps.
     let strip = !global
         && fast_in_registers((mw, mh), left, size)
@@ -776,6 +793,18 @@ impl<T: ConvElem> Conv2d<T> {
         self.precision
     }
 
+    /// Whether [`Conv2dVariant::Auto`] takes the tensor cores for this
+    /// mask (where they run): [`tensor2d_auto`] for a centred mask; a mask
+    /// off its centre, which the register form does not take, from 9 × 9.
+    fn tensor_auto(&self) -> bool {
+        let (mw, mh) = (self.mw, self.mh);
+        if (self.left_x, self.left_y) == (mw / 2, mh / 2) {
+            tensor2d_auto(mw, mh, self.precision)
+        } else {
+            mw >= 9 && mh >= 9 && mw <= T2_MAX_MW
+        }
+    }
+
     /// Whether [`Conv2dVariant::Tensor`] can run this convolution here,
     /// and if not, why: `f32` data, a mask [`t2_takes`] accepts (rows of
     /// at most [`T2_MAX_MW`] taps, at least [`TC_MIN_TAPS`] in all), all
@@ -910,9 +939,7 @@ impl<T: ConvElem> Conv2d<T> {
                 self.tensor_support().map_err(|message| Error::Unsupported { op: "conv2d", message })?;
                 Conv2dVariant::Tensor
             }
-            Conv2dVariant::Auto if tensor2d_auto(mw, mh, self.precision) && self.tensor_support().is_ok() => {
-                Conv2dVariant::Tensor
-            }
+            Conv2dVariant::Auto if self.tensor_auto() && self.tensor_support().is_ok() => Conv2dVariant::Tensor,
             v => v,
         };
         let info = self.gpu.info();
@@ -1308,7 +1335,6 @@ impl<T: ConvElem> std::fmt::Debug for Separable<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use coalesce_kernels::conv::conv2d::STRIP_PASS_RING;
 
     const H100: DeviceLimits = DeviceLimits::H100;
 
@@ -1331,22 +1357,39 @@ mod tests {
             (p.block, p.tile, p.grid, p.shared_bytes),
             ((32, 8), (128, 8 * STRIP_H), (64, 8192 / (8 * STRIP_H) as u32), 8 * 8 * 136 * 4)
         );
-        assert_eq!(strip_shared_elems(32, 8, 8), 8 * 8 * 136);
+        assert_eq!(strip_shared_elems(32, 8, 8, strip_row(5)), 8 * 8 * 136);
         for (n, k) in [(3, "conv2d_strip3_f64"), (7, "conv2d_strip7_f64")] {
             assert_eq!(plan_conv2d::<f64>(&H100, Conv2dVariant::Fast, (n, n), (9, 9)).unwrap().kernel, k);
         }
-        // f32 masks of 7 and 9 rows: the blocked loop, a ring of
-        // STRIP_PASS_RING rows; 9 × 9 in blocks of 4 warps. f64 7 × 7 keeps
-        // 8 rows, and f64 9 × 9 takes the shared-tile form.
-        for (n, ring, warps) in [(3, 8, 8), (5, 8, 8), (7, STRIP_PASS_RING, 8), (9, STRIP_PASS_RING, 4)] {
+        // f32 masks from 7 rows: the blocked loop, a ring of
+        // strip_pass_ring rows (16 to 9 × 9, 20 for 11 × 11 and 13 × 13,
+        // whose ring rows carry two chunks either side: 144 elements);
+        // from 9 × 9 in blocks of 4 warps. f64 7 × 7 keeps 8 rows, and f64
+        // 9 × 9 takes the shared-tile form.
+        for (n, ring, warps, row) in
+            [(3, 8, 8, 136), (5, 8, 8, 136), (7, 16, 8, 136), (9, 16, 4, 136), (11, 20, 4, 144), (13, 20, 4, 144)]
+        {
             let p = plan_conv2d::<f32>(&H100, Conv2dVariant::Auto, (n, n), (8192, 8192)).unwrap();
-            let kernel =
-                ["conv2d_strip3_f32", "conv2d_strip5_f32", "conv2d_strip7_f32", "conv2d_strip9_f32"][n / 2 - 1];
-            let rows = if n == 9 { 8 } else { STRIP_H };
-            assert_eq!((p.kernel, p.block, p.tile), (kernel, (32, warps as u32), (128, warps * rows)));
-            assert_eq!(p.shared_bytes as usize, warps * ring * 136 * 4);
-            assert_eq!((strip_ring(n, 4), strip_block_warps(n, 4)), (ring, warps));
+            let rows = if n >= 9 { 8 } else { STRIP_H };
+            assert_eq!(p.kernel, format!("conv2d_strip{n}_f32"));
+            assert_eq!((p.variant, p.block, p.tile), (Conv2dVariant::Fast, (32, warps as u32), (128, warps * rows)));
+            assert_eq!(p.shared_bytes as usize, warps * ring * row * 4);
+            assert_eq!((strip_ring(n, 4), strip_block_warps(n, 4), strip_row(n)), (ring, warps, row));
+            assert_eq!(p.grid, (64, 8192 / (warps * rows) as u32));
+            if n >= 7 {
+                assert_eq!(strip_pass_ring(n), ring);
+            }
         }
+        // Past 13 × 13, and any f64 mask from 9 × 9: the shared-tile form.
+        assert_eq!(
+            plan_conv2d::<f32>(&H100, Conv2dVariant::Fast, (15, 15), (64, 64)).unwrap().kernel,
+            "conv2d_fast_f32"
+        );
+        assert_eq!(
+            plan_conv2d::<f64>(&H100, Conv2dVariant::Fast, (11, 11), (64, 64)).unwrap().kernel,
+            "conv2d_fast_f64"
+        );
+        assert_eq!(strip_ext(13), 2);
         assert_eq!(
             plan_conv2d::<f64>(&H100, Conv2dVariant::Fast, (7, 7), (64, 64)).unwrap().shared_bytes,
             8 * 8 * 136 * 8
@@ -1370,10 +1413,8 @@ mod tests {
             plan_conv2d::<f32>(&H100, Conv2dVariant::Fast, (9, 7), (64, 64)).unwrap().kernel,
             "conv2d_fast_short_f32"
         );
-        assert_eq!(
-            plan_conv2d::<f32>(&H100, Conv2dVariant::Fast, (11, 11), (64, 64)).unwrap().kernel,
-            "conv2d_fast_f32"
-        );
+        let p = plan_conv2d_left::<f32>(&H100, Conv2dVariant::Fast, Precision::F32, (11, 11), (4, 5), (64, 64));
+        assert_eq!(p.unwrap().kernel, "conv2d_fast_f32");
         // Axes of 2³¹ or more (the register form indexes rows in 32 bits).
         let big = plan_conv2d::<f32>(&H100, Conv2dVariant::Fast, (3, 3), (1 << 31, 1)).unwrap();
         assert_eq!(big.kernel, "conv2d_fast_short_f32");
@@ -1442,6 +1483,27 @@ mod tests {
     }
 
     #[test]
+    fn auto_leaves_the_register_form_its_masks() {
+        // Centred f32 masks: the tensor cores from 9 × 9, but for 9 × 9
+        // and 11 × 11 at either precision and 13 × 13 at f32.
+        for p in Precision::ALL {
+            for n in [3, 5, 7, 9, 11] {
+                assert!(!tensor2d_auto(n, n, p), "{n}×{n} {}", p.name());
+            }
+            for n in [15, 17, 21, T2_MAX_MW] {
+                assert!(tensor2d_auto(n, n, p), "{n}×{n} {}", p.name());
+            }
+            assert!(tensor2d_auto(11, 13, p) && tensor2d_auto(10, 10, p) && tensor2d_auto(9, 11, p));
+            assert!(!tensor2d_auto(T2_MAX_MW + 1, 15, p));
+        }
+        assert!(!tensor2d_auto(13, 13, Precision::F32) && tensor2d_auto(13, 13, Precision::Tf32));
+        // Every mask Auto leaves to the register form has a strip kernel.
+        for n in [9, 11, 13] {
+            assert!(strip_over_tensor(n, n, Precision::F32) && fast_in_registers((n, n), (n / 2, n / 2), 4));
+        }
+    }
+
+    #[test]
     fn names_parse_and_resolve() {
         for v in Conv2dVariant::ALL {
             assert_eq!(v.name().parse::<Conv2dVariant>().unwrap(), v);
@@ -1453,9 +1515,12 @@ mod tests {
             }
             assert!(kernel_name(Algo::Strip(n), true, "f32").is_err());
         }
-        assert_eq!(kernel_name(Algo::Strip(9), false, "f32").unwrap(), "conv2d_strip9_f32");
-        assert!(kernel_name(Algo::Strip(9), false, "f64").is_err());
-        assert!(kernel_name(Algo::Strip(11), false, "f32").is_err());
+        for n in [9, 11, 13] {
+            assert_eq!(kernel_name(Algo::Strip(n), false, "f32").unwrap(), format!("conv2d_strip{n}_f32"));
+            assert!(kernel_name(Algo::Strip(n), false, "f64").is_err());
+            assert!(kernel_name(Algo::Strip(n), true, "f32").is_err());
+        }
+        assert!(kernel_name(Algo::Strip(15), false, "f32").is_err());
         for algo in [Algo::Basic, Algo::Const, Algo::Tiled, Algo::Fast, Algo::Rows, Algo::Cols] {
             for g in [false, true] {
                 for ty in ["f32", "f64"] {

@@ -7,7 +7,7 @@
 //! | `conv2d_const_*` | its `taps` parameter (constant bank 0, row-major `mh × mw`) | global memory, `mw · mh` loads per output |
 //! | `conv2d_tiled_*` | its `taps` parameter | a shared tile of `(blockDim.y + mh − 1) × (blockDim.x + mw − 1)` cells (the block's outputs plus the halo, ghost cells per mode), one barrier, one output per thread |
 //! | `conv2d_fast_*` | its `taps` parameter | a shared tile of [`FAST_Y`]` · blockDim.y` × [`FAST_X`]` · blockDim.x` outputs plus halo; each thread computes a [`FAST_Y`] × [`FAST_X`] block of outputs from registers, reading the tile four elements at a time |
-//! | `conv2d_strip3_*`, `conv2d_strip5_*`, `conv2d_strip7_*`, `conv2d_strip9_f32` | its `taps` parameter, as constant-bank or uniform-register operands | the fast kernel's register form for centred 3 × 3, 5 × 5 and 7 × 7 masks, and 9 × 9 in `f32` ([`fast_in_registers`]): no shared tile and no block barrier; each thread computes a `FAST_X × strip_rows` strip (16 rows, 8 for 9 × 9) from its warp's ring of rows in shared memory (asynchronous copies), the mask fully unrolled: one input row at a time ([`STRIP_RING`]` − 1` rows in flight), or for `f32` 7 × 7 and 9 × 9 [`STRIP_PASS`] output rows per pass ([`strip_blocked`]) |
+//! | `conv2d_strip3_*`, `conv2d_strip5_*`, `conv2d_strip7_*`, `conv2d_strip9_f32`, `conv2d_strip11_f32`, `conv2d_strip13_f32` | its `taps` parameter, as constant-bank or uniform-register operands | the fast kernel's register form for centred 3 × 3, 5 × 5 and 7 × 7 masks, and 9 × 9, 11 × 11 and 13 × 13 in `f32` ([`fast_in_registers`]): no shared tile and no block barrier; each thread computes a `FAST_X × strip_rows` strip (16 rows, 8 from 9 × 9) from its warp's ring of rows in shared memory (asynchronous copies), the mask fully unrolled: one input row at a time ([`STRIP_RING`]` − 1` rows in flight), or for `f32` from 7 × 7 [`STRIP_PASS`] output rows per pass ([`strip_blocked`]) |
 //! | `conv2d_rows_*` | global memory | as `conv2d_fast`, with a `1 × mw` mask (separable row pass) |
 //! | `conv2d_cols_*` | global memory | as `conv2d_fast`, with an `mh × 1` mask (separable column pass): threads run along x, so every load is coalesced |
 //! | `conv2d_sep_*` | global memory, copied to shared memory | the fused separable convolution: per [`SEP_TX`] × [`SEP_TY`] tile, the input tile with its halo in shared memory, the row pass into a shared intermediate, the column pass from it (no intermediate image); takes `mask_x` and `mask_y` in place of `mask` |
@@ -46,12 +46,16 @@ pub const FAST_Y: usize = 4;
 /// `FAST_X · bx × STRIP_H · by` tile.
 pub const STRIP_H: usize = 16;
 
-/// The largest mask side the register form handles (9 only for `f32`:
-/// see [`fast_in_registers`]).
-pub const STRIP_MAX_MASK: usize = 9;
+/// The largest mask side the register form handles (9, 11 and 13 only
+/// for `f32`: see [`fast_in_registers`]).
+pub const STRIP_MAX_MASK: usize = 13;
+
+/// The largest mask side of the register form's sliding loop (the masks
+/// outside its blocked loop, [`strip_blocked`]).
+pub const STRIP_SLIDING_MAX: usize = 7;
 
 /// The most 4-wide chunks a row of the register form's window spans.
-pub const STRIP_CHUNKS: usize = 4;
+pub const STRIP_CHUNKS: usize = 5;
 
 /// Input rows in each warp's ring of the register form: the row being
 /// computed and the `STRIP_RING − 1` after it, whose copies are in flight
@@ -65,16 +69,18 @@ pub const STRIP_PASS: usize = 4;
 
 /// Rows of threads (warps) per block of the register form for a centred
 /// mask of `mh` rows of `elem`-byte elements: 4 for the blocked loop of
-/// 9 × 9 ([`strip_blocked`]; five blocks of 32 × 4 per SM, their launch
-/// bounds, so that its 96 registers allow 20 warps per SM where blocks
-/// of 32 × 8 fit two, 16 warps: 0.289 against 0.300 ms on the H100), 8
-/// for every other mask (7 × 7 runs 1–2% faster in blocks of 32 × 8).
+/// 9 × 9 and wider ([`strip_blocked`]; for 9 × 9 five blocks of 32 × 4
+/// per SM, their launch bounds, so that its 96 registers allow 20 warps
+/// per SM where blocks of 32 × 8 fit two, 16 warps: 0.289 against 0.300
+/// ms on the H100; for 11 × 11 and 13 × 13 four, their rings' shared
+/// memory), 8 for every other mask (7 × 7 runs 1–2% faster in blocks of
+/// 32 × 8).
 pub const fn strip_block_warps(mh: usize, elem: usize) -> usize {
     if strip_blocked(mh, elem) && mh >= 9 { 4 } else { 8 }
 }
 
 /// Output rows per lane of the register form for a centred mask of `mh`
-/// rows of `elem`-byte elements: 8 for the blocked loop of 9 × 9
+/// rows of `elem`-byte elements: 8 for the blocked loop from 9 × 9
 /// ([`strip_blocked`]), [`STRIP_H`] for every other mask. Measured on the
 /// H100 at 8192² in two calls: 9 × 9 0.2840–0.2858 ms with 8 rows against
 /// 0.2873–0.2945 ms with 16, though each strip then reads as many halo
@@ -90,12 +96,16 @@ pub const fn strip_rows(mh: usize, elem: usize) -> usize {
 pub const STRIP_PASS_AHEAD: usize = 1;
 
 /// Input rows in each warp's ring in the blocked loop
-/// ([`strip_blocked`]): the `STRIP_PASS + mh − 1` rows a pass reads and
-/// the `STRIP_PASS_AHEAD · STRIP_PASS` rows in flight (`mh` up to 9).
-pub const STRIP_PASS_RING: usize = STRIP_PASS + STRIP_MAX_MASK - 1 + STRIP_PASS_AHEAD * STRIP_PASS;
+/// ([`strip_blocked`]) for a mask of `mh` rows: the `STRIP_PASS + mh − 1`
+/// rows a pass reads and the `STRIP_PASS_AHEAD · STRIP_PASS` rows in
+/// flight, rounded up to whole groups of [`STRIP_PASS`] slots: 16 rows for
+/// 7 and 9, 20 for 11 and 13.
+pub const fn strip_pass_ring(mh: usize) -> usize {
+    (STRIP_PASS + mh - 1 + STRIP_PASS_AHEAD * STRIP_PASS).next_multiple_of(STRIP_PASS)
+}
 
 /// True when the register form runs its blocked loop for a centred mask
-/// of `mh` rows of `elem`-byte elements: `f32` masks of 7 and 9 rows.
+/// of `mh` rows of `elem`-byte elements: `f32` masks of 7 rows and more.
 /// The loop computes [`STRIP_PASS`] output rows per pass from the
 /// `STRIP_PASS + mh − 1` input rows they read, every index a compile-time
 /// constant (no accumulator moves, no unrolling `mh` rows deep); the
@@ -106,22 +116,31 @@ pub const fn strip_blocked(mh: usize, elem: usize) -> bool {
 }
 
 /// Rows in each warp's ring of the register form for a mask of `mh` rows
-/// of `elem`-byte elements: [`STRIP_PASS_RING`] in the blocked loop
+/// of `elem`-byte elements: [`strip_pass_ring`] in the blocked loop
 /// ([`strip_blocked`]), else [`STRIP_RING`].
 pub const fn strip_ring(mh: usize, elem: usize) -> usize {
-    if strip_blocked(mh, elem) { STRIP_PASS_RING } else { STRIP_RING }
+    if strip_blocked(mh, elem) { strip_pass_ring(mh) } else { STRIP_RING }
 }
 
-/// Elements of one ring row of the register form: the 32 lanes' 4-wide
-/// chunks and one chunk either side (the window reaches 4 columns past
-/// each edge of the warp's 128).
-pub const STRIP_ROW: usize = FAST_X * (32 + 2);
+/// The 4-wide chunks the register form's window reaches past either edge
+/// of a warp's 128 columns for a centred mask of width `mw`: `⌈(mw /
+/// 2) / 4⌉`, one up to 9 × 9, two for 11 × 11 and 13 × 13.
+pub const fn strip_ext(mw: usize) -> usize {
+    (mw / 2).div_ceil(FAST_X)
+}
+
+/// Elements of one ring row of the register form for a centred mask of
+/// width `mw`: the 32 lanes' 4-wide chunks and [`strip_ext`] chunks
+/// either side (136 elements up to 9 × 9, 144 for 11 × 11 and 13 × 13).
+pub const fn strip_row(mw: usize) -> usize {
+    FAST_X * (32 + 2 * strip_ext(mw))
+}
 
 /// Shared-memory elements of the register form for a `bx × by` block
 /// (`bx` a multiple of 32): a ring of `ring` rows ([`strip_ring`]) of
-/// [`STRIP_ROW`] elements per warp.
-pub const fn strip_shared_elems(bx: usize, by: usize, ring: usize) -> usize {
-    (bx * by).div_ceil(32) * ring * STRIP_ROW
+/// `row` elements ([`strip_row`]) per warp.
+pub const fn strip_shared_elems(bx: usize, by: usize, ring: usize, row: usize) -> usize {
+    (bx * by).div_ceil(32) * ring * row
 }
 
 /// Chunks per window row of the register form for a centred mask of
@@ -134,13 +153,17 @@ pub const fn strip_chunks(mw: usize) -> usize {
 
 /// True when `conv2d_fast` runs its register form for an `mw × mh` mask
 /// of `elem`-byte elements with `left` taps left of and above the centre:
-/// the centred 3 × 3, 5 × 5 and 7 × 7 masks, and 9 × 9 for `f32`
-/// (`left = size / 2`, as every odd correlation or convolution). Each
+/// the centred 3 × 3, 5 × 5 and 7 × 7 masks, and 9 × 9, 11 × 11 and
+/// 13 × 13 for `f32` (`left = size / 2`, as every odd correlation or
+/// convolution). Each
 /// thread then computes a `FAST_X × strip_rows` strip from registers, its
 /// input rows streamed through a ring per warp ([`strip_shared_elems`]);
 /// any other mask takes the shared-tile form.
 pub const fn fast_in_registers((mw, mh): (usize, usize), (lx, ly): (usize, usize), elem: usize) -> bool {
-    mw == mh && (mw == 3 || mw == 5 || mw == 7 || (mw == 9 && elem == 4)) && lx == mw / 2 && ly == mh / 2
+    mw == mh
+        && (mw == 3 || mw == 5 || mw == 7 || ((mw == 9 || mw == 11 || mw == 13) && elem == 4))
+        && lx == mw / 2
+        && ly == mh / 2
 }
 
 /// Shared-memory elements of `conv2d_tiled` for a `bx × by` block and an
@@ -204,8 +227,8 @@ pub const fn sep_shared_elems(mw: usize, mh: usize) -> usize {
 mod kernels {
     use super::{
         FAST_X, FAST_Y, SEP_THREADS, SEP_TX, SEP_TY, STRIP_CHUNKS, STRIP_MAX_MASK, STRIP_PASS, STRIP_PASS_AHEAD,
-        STRIP_PASS_RING, STRIP_RING, STRIP_ROW, sep_chunked, sep_in_pitch, sep_rows, strip_blocked, strip_chunks,
-        strip_ring, strip_rows,
+        STRIP_RING, STRIP_SLIDING_MAX, sep_chunked, sep_in_pitch, sep_rows, strip_blocked, strip_chunks, strip_ext,
+        strip_pass_ring, strip_ring, strip_row, strip_rows,
     };
     use crate::conv::boundary::{map_index_edge, map_index32};
     use crate::conv::elem::{ConvElem, dot, mask_tap, opaque, unroll};
@@ -654,15 +677,17 @@ mod kernels {
     }
 
     /// How one lane copies its part of each window row into its warp's
-    /// ring: ring chunk `lane + 1` (its own columns `x … x + 3`), and for
-    /// lane 0 chunk 0 (the four columns before the warp's), for lane 1
-    /// chunk `WARP_SIZE + 1` (the four after). Addresses are those of
-    /// image row 0 and ring slot 0; the extra chunk lies `extra_step`
-    /// chunks from the own one, in the ring and in the image; `*_ok` is
-    /// false for a chunk not wholly inside the image's columns (written as
-    /// zeros).
+    /// ring of rows of `row` elements ([`strip_row`]), `E` chunks either
+    /// side of the warp's 32 ([`strip_ext`]): ring chunk `lane + E` (its
+    /// own columns `x … x + 3`), and for lanes `l < E` chunk `l` (before
+    /// the warp's columns), for lanes `E ≤ l < 2E` chunk `WARP_SIZE + l`
+    /// (after them). Addresses are those of image row 0 and ring slot 0;
+    /// the extra chunk lies `extra_step` chunks from the own one, in the
+    /// ring and in the image; `*_ok` is false for a chunk not wholly inside
+    /// the image's columns (written as zeros).
     #[derive(Clone, Copy)]
     struct RowCopy<T> {
+        row: usize,
         own_dst: u32,
         own_src: *const T,
         own_ok: bool,
@@ -716,7 +741,7 @@ mod kernels {
         /// row inside the image.
         #[inline(always)]
         unsafe fn issue_at<const VEC: bool>(self, off: usize, valid: bool, slot: usize) {
-            let bytes = (slot * STRIP_ROW * core::mem::size_of::<T>()) as u32;
+            let bytes = (slot * self.row * core::mem::size_of::<T>()) as u32;
             // SAFETY: the caller's contract; a source is read only when its
             // row is inside the image and its chunk is inside.
             unsafe {
@@ -775,7 +800,7 @@ mod kernels {
         #[inline(always)]
         unsafe fn run<const MW: usize, const MH: usize, const VEC: bool>(
             self,
-            acc: &mut [[T; FAST_X]; STRIP_MAX_MASK],
+            acc: &mut [[T; FAST_X]; STRIP_SLIDING_MAX],
             ir: usize,
             acc_of: impl Fn(usize) -> usize,
             done: usize,
@@ -796,7 +821,7 @@ mod kernels {
             }
             pipeline::commit_group();
             // SAFETY: slot ir mod STRIP_RING of the ring.
-            let cur = unsafe { Self::read_row(self.read, (ir % STRIP_RING) * STRIP_ROW, chunks) };
+            let cur = unsafe { Self::read_row(self.read, (ir % STRIP_RING) * self.copy.row, chunks) };
             // Mask row J adds to output row ir − J.
             unroll!(const J in [0, 1, 2, 3, 4, 5, 6] below MH => {
                 unroll!(const I in [0, 1, 2, 3, 4, 5, 6] below MW => {
@@ -828,7 +853,7 @@ mod kernels {
         #[inline(always)]
         unsafe fn read_row(read: Shared<T>, slot: usize, chunks: usize) -> [[T; FAST_X]; STRIP_CHUNKS] {
             let mut cur = [[T::ZERO; FAST_X]; STRIP_CHUNKS];
-            unroll!(c in [0, 1, 2, 3] below chunks => {
+            unroll!(c in [0, 1, 2, 3, 4] below chunks => {
                 // SAFETY: the caller's contract.
                 cur[c] = unsafe { T::read4(read, slot + FAST_X * c) };
             });
@@ -856,7 +881,7 @@ mod kernels {
 
         /// One pass of the blocked loop ([`strip_blocked`]): output rows
         /// `p … p + STRIP_PASS − 1` of the strip from input rows `p … p +
-        /// STRIP_PASS + MH − 2` (ring slot `row mod STRIP_PASS_RING`).
+        /// STRIP_PASS + MH − 2` (ring slot `row mod strip_pass_ring(MH)`).
         /// Waits for this pass's rows, starts the copies of the next pass's
         /// `STRIP_PASS` new rows into the slots the previous pass freed,
         /// adds each input row `i` to every output row `r` it reaches (mask
@@ -876,13 +901,16 @@ mod kernels {
         #[inline(always)]
         unsafe fn pass<const MW: usize, const MH: usize, const VEC: bool>(self, p: usize, interior: bool) {
             const R: usize = STRIP_PASS;
+            let ring = strip_pass_ring(MH);
             // The ring holds a pass's rows and the rows in flight; the
-            // unrolled lists below cover 4 rows per pass and 12 input rows.
-            const { assert!(STRIP_PASS_RING.is_multiple_of(R) && STRIP_PASS_AHEAD >= 1) };
+            // unrolled lists below cover 4 rows per pass, 16 input rows and
+            // 13 columns.
+            const { assert!(strip_pass_ring(MH).is_multiple_of(R) && STRIP_PASS_AHEAD >= 1) };
             const {
                 assert!(
                     R == 4
-                        && R + STRIP_MAX_MASK - 1 <= 12
+                        && R + MH - 1 <= 16
+                        && MW <= 13
                         && strip_rows(MH, core::mem::size_of::<T>()).is_multiple_of(R)
                 )
             };
@@ -906,7 +934,7 @@ mod kernels {
                     }
                     if first + (k as u32) < steps as u32 {
                         // SAFETY: the caller's contract: the row is inside.
-                        unsafe { self.copy.issue_at::<VEC>(off, true, (first as usize + k) % STRIP_PASS_RING) };
+                        unsafe { self.copy.issue_at::<VEC>(off, true, (first as usize + k) % ring) };
                     }
                 });
             } else {
@@ -914,27 +942,26 @@ mod kernels {
                     let r = first as usize + k;
                     if r < steps {
                         // SAFETY: the caller's contract.
-                        unsafe { self.copy.issue::<VEC>(self.rows, self.y0 + r as i32, r % STRIP_PASS_RING) };
+                        unsafe { self.copy.issue::<VEC>(self.rows, self.y0 + r as i32, r % ring) };
                     }
                 });
             }
             pipeline::commit_group();
             let mut acc = [[T::ZERO; FAST_X]; R];
             let quad = p / R;
-            unroll!(const I in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] below R + MH - 1 => {
-                // Row p + I: slot (p + I) mod STRIP_PASS_RING, in the group
-                // of R slots that starts at slot R · ((p / R + I / R) mod
-                // (STRIP_PASS_RING / R)).
-                let group = ((quad + I / R) % (STRIP_PASS_RING / R)) * R * STRIP_ROW;
+            unroll!(const I in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] below R + MH - 1 => {
+                // Row p + I: slot (p + I) mod ring, in the group of R slots
+                // that starts at slot R · ((p / R + I / R) mod (ring / R)).
+                let group = ((quad + I / R) % (ring / R)) * R * self.copy.row;
                 // SAFETY: the group's first slot, inside the warp's ring.
                 let group = unsafe { Shared::<T>::from_addr(self.read.addr_of(group)) };
                 // SAFETY: slot I mod R of the group, inside the ring.
-                let cur = unsafe { Self::read_row(group, (I % R) * STRIP_ROW, chunks) };
+                let cur = unsafe { Self::read_row(group, (I % R) * self.copy.row, chunks) };
                 // Input row I adds mask row I − RR to output row RR.
                 unroll!(const RR in [0, 1, 2, 3] below R => {
                     // (I − RR wraps past MH when RR > I.)
                     if I.wrapping_sub(RR) < MH {
-                        unroll!(const X in [0, 1, 2, 3, 4, 5, 6, 7, 8] below MW => {
+                        unroll!(const X in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12] below MW => {
                             let m: T = mask_tap!(T, self.taps, I.saturating_sub(RR) * MW + X);
                             unroll!(q in [0, 1, 2, 3] below FAST_X => {
                                 let e = s + X + q;
@@ -973,13 +1000,13 @@ mod kernels {
     /// run a row per pass and shift the accumulators down a slot after
     /// each row (fewer registers). When output row `ir + 1 − MH` is
     /// complete it is stored and its accumulator cleared for a new row.
-    /// `f32` masks of 7 and 9 rows ([`strip_blocked`]) run the blocked
+    /// `f32` masks of 7 rows and more ([`strip_blocked`]) run the blocked
     /// loop instead: [`STRIP_PASS`] output rows per pass from the input
     /// rows they read ([`StripStep::pass`]), through a ring of
-    /// [`STRIP_PASS_RING`] rows whose copies run a pass ahead.
+    /// [`strip_pass_ring`] rows whose copies run a pass ahead.
     /// Window column `e` of a lane is element `e % 4` of ring chunk
-    /// `lane + e / 4`, counted from `x − 4` (`x − left − s` for every
-    /// centred mask up to 9 × 9).
+    /// `lane + e / 4`, counted from `x − 4E` ([`strip_ext`]; `x − left −
+    /// s` for every centred mask).
     ///
     /// Every lane runs the copies and barriers; only lanes with
     /// `step.store` (their window columns inside the image) store, and only
@@ -993,7 +1020,13 @@ mod kernels {
     /// output when `step.store`.
     #[inline(always)]
     unsafe fn strip<T: ConvElem, const MW: usize, const MH: usize, const VEC: bool>(step: StripStep<T>) {
-        const { assert!(MW / 2 + ((MW / 2).wrapping_neg() & (FAST_X - 1)) == FAST_X && MW <= STRIP_MAX_MASK) };
+        const {
+            assert!(
+                MW / 2 + ((MW / 2).wrapping_neg() & (FAST_X - 1)) == FAST_X * strip_ext(MW)
+                    && MW <= STRIP_MAX_MASK
+                    && (strip_blocked(MH, core::mem::size_of::<T>()) || MH <= STRIP_SLIDING_MAX)
+            )
+        };
         let out_rows = strip_rows(MH, core::mem::size_of::<T>());
         let steps = out_rows + MH - 1;
         if strip_blocked(MH, core::mem::size_of::<T>()) {
@@ -1034,7 +1067,7 @@ mod kernels {
             unsafe { sync_warp() };
             return;
         }
-        let mut acc = [[T::ZERO; FAST_X]; STRIP_MAX_MASK];
+        let mut acc = [[T::ZERO; FAST_X]; STRIP_SLIDING_MAX];
         for r in 0..STRIP_RING - 1 {
             if r < steps {
                 // SAFETY: the caller's contract.
@@ -1105,10 +1138,10 @@ mod kernels {
         let lane = lane_id();
         let warp = ((ty * bdx + tx) / WARP_SIZE) as usize;
         let rows = Rows { pitch: img.pitch, height: height as i32, mode: img.mode };
-        let ring_rows = strip_ring(MH, core::mem::size_of::<T>());
-        // SAFETY: the launch gives each warp ring_rows · STRIP_ROW elements
-        // of dynamic shared memory (strip_shared_elems).
-        let ring = unsafe { Shared::<T>::from_addr(dynamic::<T>().addr_of(warp * ring_rows * STRIP_ROW)) };
+        let (ring_rows, row, ext) = (strip_ring(MH, core::mem::size_of::<T>()), strip_row(MW), strip_ext(MW) as u32);
+        // SAFETY: the launch gives each warp ring_rows · row elements of
+        // dynamic shared memory (strip_shared_elems).
+        let ring = unsafe { Shared::<T>::from_addr(dynamic::<T>().addr_of(warp * ring_rows * row)) };
         let (tiles_x, tiles_y) = (width.div_ceil(tw), height.div_ceil(th));
         let mut tyi = block_idx_y();
         while tyi < tiles_y {
@@ -1116,22 +1149,26 @@ mod kernels {
             while txi < tiles_x {
                 let (x, y) = (txi * tw + FAST_X as u32 * tx, tyi * th + strip_h * ty);
                 let active = x < width && y < height;
-                let inside = x >= FAST_X as u32 && x + 2 * FAST_X as u32 <= width;
+                let inside = x >= FAST_X as u32 * ext && x + FAST_X as u32 * (ext + 1) <= width;
                 // SAFETY: every lane of the warp runs the same tile loop
                 // (blocks of whole warps, block-uniform loops).
                 if unsafe { ballot(FULL_MASK, active && inside) } != 0 {
                     // The warp's lanes share y (bdx is a multiple of 32), and
-                    // lane l's columns start 4l after lane 0's.
-                    // Lane 0's extra chunk is 1 before its own (ring chunk 1
-                    // → 0), lane 1's WARP_SIZE − 1 after (2 → WARP_SIZE + 1).
-                    let c = x + FAST_X as u32 * (WARP_SIZE - 1);
+                    // lane l's columns start 4l after lane 0's. Lane l < E's
+                    // extra chunk is E before its own (ring chunk l + E → l),
+                    // lane E ≤ l < 2E's WARP_SIZE − E after (l + E →
+                    // WARP_SIZE + l).
+                    let before = lane < ext;
+                    let extra_step = if before { -(ext as i32) } else { (WARP_SIZE - ext) as i32 };
+                    let c = x.wrapping_add_signed(extra_step * FAST_X as i32);
                     let copy = RowCopy {
-                        own_dst: ring.addr_of(FAST_X * (lane as usize + 1)),
+                        row,
+                        own_dst: ring.addr_of(FAST_X * (lane + ext) as usize),
                         own_src: img.p.wrapping_add(x as usize),
                         own_ok: x + FAST_X as u32 <= width,
-                        extra: lane < 2,
-                        extra_step: if lane == 0 { -1 } else { WARP_SIZE as i32 - 1 },
-                        extra_ok: if lane == 0 { x >= FAST_X as u32 && x <= width } else { c + FAST_X as u32 <= width },
+                        extra: lane < 2 * ext,
+                        extra_step,
+                        extra_ok: (!before || x >= FAST_X as u32 * ext) && c + FAST_X as u32 <= width,
                     };
                     // SAFETY: chunk `lane` of the ring's slot 0.
                     let read = unsafe { Shared::<T>::from_addr(ring.addr_of(FAST_X * lane as usize)) };
@@ -1571,6 +1608,8 @@ mod kernels {
     strip_kernel!(conv2d_strip5_f32, f32, 5);
     strip_kernel!(conv2d_strip7_f32, f32, 7);
     strip_kernel!(conv2d_strip9_f32, f32, 9, PARAM_MASK_BYTES);
+    strip_kernel!(conv2d_strip11_f32, f32, 11, PARAM_MASK_BYTES);
+    strip_kernel!(conv2d_strip13_f32, f32, 13, PARAM_MASK_BYTES);
     strip_kernel!(conv2d_strip3_f64, f64, 3);
     strip_kernel!(conv2d_strip5_f64, f64, 5);
     strip_kernel!(conv2d_strip7_f64, f64, 7);
@@ -1604,47 +1643,67 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_register_form_covers_centred_masks_up_to_9x9_in_f32() {
+    fn the_register_form_covers_centred_masks_up_to_13x13_in_f32() {
         for n in [3, 5, 7] {
             for elem in [4, 8] {
                 assert!(fast_in_registers((n, n), (n / 2, n / 2), elem));
             }
         }
-        assert!(fast_in_registers((9, 9), (4, 4), 4));
-        assert!(!fast_in_registers((9, 9), (4, 4), 8));
-        assert!(!fast_in_registers((9, 9), (3, 4), 4));
-        assert!(!fast_in_registers((11, 11), (5, 5), 4));
-        assert!(!fast_in_registers((9, 7), (4, 3), 4));
-        // Every centred mask's window starts 4 columns left of the lane's
-        // (the ring's one chunk either side) and spans at most 4 chunks.
-        for n in [3usize, 5, 7, 9] {
-            assert_eq!(n / 2 + ((n / 2).wrapping_neg() & (FAST_X - 1)), FAST_X);
-            assert!(strip_chunks(n) <= STRIP_CHUNKS);
+        for n in [9, 11, 13] {
+            assert!(fast_in_registers((n, n), (n / 2, n / 2), 4));
+            assert!(!fast_in_registers((n, n), (n / 2, n / 2), 8));
+            assert!(!fast_in_registers((n, n), (n / 2 - 1, n / 2), 4));
         }
-        assert_eq!(STRIP_MAX_MASK, 9);
+        assert!(!fast_in_registers((15, 15), (7, 7), 4));
+        assert!(!fast_in_registers((9, 7), (4, 3), 4));
+        assert!(!fast_in_registers((13, 11), (6, 5), 4));
+        // Every centred mask's window starts E chunks left of the lane's
+        // (the ring's E chunks either side), spans at most STRIP_CHUNKS.
+        for n in [3usize, 5, 7, 9, 11, 13] {
+            let e = if n <= 9 { 1 } else { 2 };
+            assert_eq!(strip_ext(n), e);
+            assert_eq!(n / 2 + ((n / 2).wrapping_neg() & (FAST_X - 1)), FAST_X * e);
+            assert!(strip_chunks(n) <= STRIP_CHUNKS);
+            assert_eq!(strip_row(n), FAST_X * (32 + 2 * e));
+        }
+        assert_eq!((strip_chunks(9), strip_chunks(11), strip_chunks(13)), (3, 5, 5));
+        assert_eq!((strip_row(9), strip_row(13)), (136, 144));
+        assert_eq!(STRIP_MAX_MASK, 13);
     }
 
     #[test]
     fn the_blocked_loop_ring_holds_a_pass_and_the_rows_in_flight() {
-        assert_eq!((strip_blocked(7, 4), strip_blocked(9, 4)), (true, true));
+        for mh in [7, 9, 11, 13] {
+            assert!(strip_blocked(mh, 4));
+        }
         assert_eq!((strip_blocked(5, 4), strip_blocked(7, 8), strip_blocked(3, 4)), (false, false, false));
         // A pass reads STRIP_PASS + mh − 1 rows while the next
         // STRIP_PASS_AHEAD passes' rows are in flight; every slot index
         // stays within whole groups of STRIP_PASS slots.
-        for mh in [7, 9] {
-            assert!(STRIP_PASS + mh - 1 + STRIP_PASS_AHEAD * STRIP_PASS <= strip_ring(mh, 4));
+        for mh in [7, 9, 11, 13] {
+            let ring = strip_ring(mh, 4);
+            assert!(STRIP_PASS + mh - 1 + STRIP_PASS_AHEAD * STRIP_PASS <= ring);
+            assert!(
+                ring.is_multiple_of(STRIP_PASS) && ring < STRIP_PASS + mh - 1 + (STRIP_PASS_AHEAD + 1) * STRIP_PASS
+            );
         }
-        assert!(STRIP_PASS_RING.is_multiple_of(STRIP_PASS) && STRIP_H.is_multiple_of(STRIP_PASS));
-        // 9 × 9 strips of 8 rows, two passes; every other mask 16.
-        assert_eq!([3, 5, 7, 9].map(|mh| strip_rows(mh, 4)), [STRIP_H, STRIP_H, STRIP_H, 8]);
+        assert_eq!([7, 9, 11, 13].map(strip_pass_ring), [16, 16, 20, 20]);
+        assert!(STRIP_H.is_multiple_of(STRIP_PASS));
+        // Strips of 8 rows from 9 × 9, two passes; every other mask 16.
+        assert_eq!([3, 5, 7, 9, 11, 13].map(|mh| strip_rows(mh, 4)), [STRIP_H, STRIP_H, STRIP_H, 8, 8, 8]);
         assert_eq!([3, 7, 9].map(|mh| strip_rows(mh, 8)), [STRIP_H; 3]);
-        assert!(strip_rows(9, 4).is_multiple_of(STRIP_PASS));
-        assert_eq!((strip_ring(5, 4), strip_ring(7, 8), strip_ring(9, 4)), (STRIP_RING, STRIP_RING, STRIP_PASS_RING));
-        assert_eq!((strip_block_warps(9, 4), strip_block_warps(7, 4), strip_block_warps(5, 4)), (4, 8, 8));
-        assert_eq!(strip_shared_elems(32, 4, STRIP_PASS_RING), 4 * STRIP_PASS_RING * STRIP_ROW);
+        assert!(strip_rows(13, 4).is_multiple_of(STRIP_PASS));
+        assert_eq!((strip_ring(5, 4), strip_ring(7, 8), strip_ring(9, 4)), (STRIP_RING, STRIP_RING, 16));
+        assert_eq!([3, 5, 7, 9, 11, 13].map(|n| strip_block_warps(n, 4)), [8, 8, 8, 4, 4, 4]);
+        assert_eq!(strip_shared_elems(32, 4, 16, strip_row(9)), 4 * 16 * 136);
+        // 11 × 11 and 13 × 13: 46,080 bytes a block of 4 warps, four blocks
+        // in the H100's 228 KB of shared memory per SM.
+        assert_eq!(strip_shared_elems(32, 4, strip_ring(13, 4), strip_row(13)) * 4, 46_080);
         // The launch bounds name the blocks of the block shape above.
         let bounds = |k: &str| crate::conv::LAUNCH_BOUNDS.iter().find(|b| b.0 == k).map(|b| (b.1, b.2));
         assert_eq!(bounds("conv2d_strip9_f32"), Some((32 * strip_block_warps(9, 4) as u32, 5)));
+        assert_eq!(bounds("conv2d_strip11_f32"), Some((32 * strip_block_warps(11, 4) as u32, 4)));
+        assert_eq!(bounds("conv2d_strip13_f32"), Some((32 * strip_block_warps(13, 4) as u32, 4)));
         assert_eq!(bounds("conv2d_strip7_f32"), Some((32 * strip_block_warps(7, 4) as u32, 2)));
     }
 }

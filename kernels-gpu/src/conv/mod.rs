@@ -231,6 +231,8 @@ pub const LAUNCH_BOUNDS: &[(&str, u32, u32)] = &[
     ("conv2d_strip5_f32", 256, 3),
     ("conv2d_strip7_f32", 256, 2),
     ("conv2d_strip9_f32", 128, 5),
+    ("conv2d_strip11_f32", 128, 4),
+    ("conv2d_strip13_f32", 128, 4),
     ("conv2d_basic_f64", 256, 4),
     ("conv2d_const_f64", 256, 4),
     ("conv2d_fast_f64", 256, 2),
