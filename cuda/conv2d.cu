@@ -587,20 +587,20 @@ __device__ __forceinline__ void strip(const float* taps, RowCopy copy, StripRows
     if constexpr (strip_blocked(MH)) {
         // The first pass's rows as one group, then the new rows of each of
         // the next STRIP_PASS_AHEAD - 1 passes as one group each; strips
-        // whose window lies inside the image copy without the mode's map.
+        // whose window lies inside the image copy without the mode's map,
+        // unrolled (the others loop).
         const bool interior = y0 >= 0 && y0 + steps <= rows.height;
-        int r = 0;
-#pragma unroll 1
+#pragma unroll
         for (int group = 0; group < STRIP_PASS_AHEAD; group++) {
+            const int start = group == 0 ? 0 : STRIP_PASS + MH - 1 + (group - 1) * STRIP_PASS;
             const int end = STRIP_PASS + MH - 1 + group * STRIP_PASS;
+            if (interior) {
+#pragma unroll
+                for (int r = start; r < end; r++)
+                    if (r < steps) copy.issue_at<VEC>((size_t)(y0 + r) * rows.pitch, true, r);
+            } else {
 #pragma unroll 1
-            for (; r < end; r++) {
-                if (r < steps) {
-                    if (interior)
-                        copy.issue_at<VEC>((size_t)(y0 + r) * rows.pitch, true, r);
-                    else
-                        copy.issue<VEC>(rows, y0 + r, r);
-                }
+                for (int r = start; r < end && r < steps; r++) copy.issue<VEC>(rows, y0 + r, r);
             }
             commit_group();
         }
@@ -662,12 +662,14 @@ __device__ __forceinline__ void slide(Image img, float* output, const float* tap
     StripRows rows{img.pitch, (int)height, img.mode};
     constexpr unsigned ext = strip_ext(MW), row = strip_row(MW);
     unsigned ring = (unsigned)__cvta_generic_to_shared(conv2d_smem) + 4 * (warp * strip_ring(MH) * row);
+    // Zero mode with whole chunks: the copies' zeros are the ghost cells.
+    const bool zero_chunks = map_index32(-1, 1, img.mode) < 0 && width % FAST_X == 0;
     unsigned tiles_x = (width + tw - 1) / tw, tiles_y = (height + th - 1) / th;
     for (unsigned tyi = blockIdx.y; tyi < tiles_y; tyi += gridDim.y) {
         for (unsigned txi = blockIdx.x; txi < tiles_x; txi += gridDim.x) {
             unsigned x = txi * tw + FAST_X * tx, y = tyi * th + strip_rows(MH) * ty;
             bool active = x < width && y < height;
-            bool inside = x >= FAST_X * ext && x + FAST_X * (ext + 1) <= width;
+            bool inside = zero_chunks || (x >= FAST_X * ext && x + FAST_X * (ext + 1) <= width);
             if (__ballot_sync(0xffffffffu, active && inside) != 0) {
                 bool before = lane < ext;
                 int extra_step = before ? -(int)ext : (int)(32 - ext);

@@ -170,9 +170,13 @@ fn register_kernels<T: Elem>(gpu: &Gpu) {
     let (mut rng, seed) = common::rng();
     let sizes: &[usize] = if T::NAME == "f32" { &[3, 5, 7, 9, 11, 13] } else { &[3, 5, 7] };
     // Heights around the strips (16 rows; 8 for f32 from 9 × 9) and the
-    // blocks' tiles (8 or 4 strips).
+    // blocks' tiles (8 or 4 strips); widths that are multiples of 4 and
+    // not (zero mode takes every lane of the former from the ring), some
+    // narrower than a mask.
     for (w, h) in [
-        (12usize, 1),
+        (4usize, 6),
+        (8, 11),
+        (12, 1),
         (13, 2),
         (20, 3),
         (136, 5),

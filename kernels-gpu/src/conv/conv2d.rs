@@ -1025,6 +1025,8 @@ mod kernels {
                 MW / 2 + ((MW / 2).wrapping_neg() & (FAST_X - 1)) == FAST_X * strip_ext(MW)
                     && MW <= STRIP_MAX_MASK
                     && (strip_blocked(MH, core::mem::size_of::<T>()) || MH <= STRIP_SLIDING_MAX)
+                    && STRIP_PASS + MH - 1 <= 16
+                    && STRIP_PASS <= 16
             )
         };
         let out_rows = strip_rows(MH, core::mem::size_of::<T>());
@@ -1035,22 +1037,33 @@ mod kernels {
             // each pass then waits for its rows and starts the rows of the
             // pass STRIP_PASS_AHEAD after it. Strips whose window lies
             // inside the image copy their rows without the mode's map.
+            // Strips inside the image unroll the copies (every row and slot
+            // a constant): as a loop they took a quarter of the 11 × 11
+            // kernel's issue samples.
             let interior = step.y0 >= 0 && step.y0 + steps as i32 <= step.rows.height;
-            let mut r = 0;
             for group in 0..STRIP_PASS_AHEAD {
-                let end = STRIP_PASS + MH - 1 + group * STRIP_PASS;
-                while r < end {
-                    if r < steps {
-                        if interior {
+                let (start, end) = match group {
+                    0 => (0, STRIP_PASS + MH - 1),
+                    g => (STRIP_PASS + MH - 1 + (g - 1) * STRIP_PASS, STRIP_PASS + MH - 1 + g * STRIP_PASS),
+                };
+                if interior {
+                    unroll!(k in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] below end - start => {
+                        let r = start + k;
+                        if r < steps {
                             // SAFETY: the caller's contract (slot r of the
                             // ring); row y0 + r is inside the image.
                             unsafe { step.copy.issue_at::<VEC>((step.y0 as usize + r) * step.rows.pitch, true, r) };
-                        } else {
-                            // SAFETY: the caller's contract (slot r).
-                            unsafe { step.copy.issue::<VEC>(step.rows, step.y0 + r as i32, r) };
                         }
+                    });
+                } else {
+                    // Strips at the top and bottom edges: rows through the
+                    // mode's map, a loop (its code once).
+                    let mut r = start;
+                    while r < end.min(steps) {
+                        // SAFETY: the caller's contract (slot r).
+                        unsafe { step.copy.issue::<VEC>(step.rows, step.y0 + r as i32, r) };
+                        r += 1;
                     }
-                    r += 1;
                 }
                 pipeline::commit_group();
             }
@@ -1124,7 +1137,10 @@ mod kernels {
     /// row at a time). The few lanes at the left and right edges would need
     /// the map per element; rather than hold that code's registers in every
     /// thread, the whole warp computes each such strip afterwards, two
-    /// outputs per lane from the plain sum.
+    /// outputs per lane from the plain sum. In zero mode with a width that
+    /// is a multiple of `FAST_X` no lane needs that path: the chunks and
+    /// rows outside the image, which the copies fill with zeros, are the
+    /// mode's ghost cells.
     #[inline(always)]
     unsafe fn slide<T: ConvElem, M: Taps<T>, const MW: usize, const MH: usize>(img: Image<T>, output: *mut T, mask: M) {
         let (bdx, bdy) = (block_dim_x(), block_dim_y());
@@ -1142,6 +1158,11 @@ mod kernels {
         // SAFETY: the launch gives each warp ring_rows · row elements of
         // dynamic shared memory (strip_shared_elems).
         let ring = unsafe { Shared::<T>::from_addr(dynamic::<T>().addr_of(warp * ring_rows * row)) };
+        // In zero mode with whole chunks (the width a multiple of FAST_X),
+        // the ring's zero-filled chunks and rows are the mode's ghost
+        // cells: every lane computes from the ring, none needs the edge
+        // path.
+        let zero_chunks = map_index32(-1, 1, img.mode).is_none() && width.is_multiple_of(FAST_X as u32);
         let (tiles_x, tiles_y) = (width.div_ceil(tw), height.div_ceil(th));
         let mut tyi = block_idx_y();
         while tyi < tiles_y {
@@ -1149,7 +1170,7 @@ mod kernels {
             while txi < tiles_x {
                 let (x, y) = (txi * tw + FAST_X as u32 * tx, tyi * th + strip_h * ty);
                 let active = x < width && y < height;
-                let inside = x >= FAST_X as u32 * ext && x + FAST_X as u32 * (ext + 1) <= width;
+                let inside = zero_chunks || (x >= FAST_X as u32 * ext && x + FAST_X as u32 * (ext + 1) <= width);
                 // SAFETY: every lane of the warp runs the same tile loop
                 // (blocks of whole warps, block-uniform loops).
                 if unsafe { ballot(FULL_MASK, active && inside) } != 0 {
