@@ -247,7 +247,7 @@ fn auto_takes_the_tensor_cores_from_the_crossover_size() {
                 .unwrap()
                 .with_precision(precision);
             let plan = conv.plan(Conv2dVariant::Auto, 4096, 4096).unwrap();
-            let on_tc = tensor && tensor2d_auto(n, n, precision);
+            let on_tc = tensor && tensor2d_auto(n, n, (n / 2, n / 2), precision);
             assert_eq!(plan.variant == Conv2dVariant::Tensor, on_tc, "{n}×{n} {}: {}", precision.name(), plan.kernel);
             if on_tc {
                 assert!(plan.kernel.starts_with("conv2d_tensor_"), "{}", plan.kernel);

@@ -295,29 +295,25 @@ pub fn plan_conv2d<T: ConvElem>(
     plan_conv2d_at::<T>(limits, variant, Precision::F32, (mw, mh), (width, height))
 }
 
-/// Whether [`Conv2dVariant::Auto`] takes the tensor cores for a centred
-/// `mw × mh` `f32` mask at `precision` (where they run): from the
-/// crossovers measured with `coalesce bench conv` (see
-/// `docs/wide-masks.md`): from 9 × 9, except the masks the FMA register
-/// form runs faster ([`strip_over_tensor`]). A mask off its centre takes
-/// them from 9 × 9 ([`Conv2d::plan`]).
-pub const fn tensor2d_auto(mw: usize, mh: usize, precision: Precision) -> bool {
-    mw >= 9 && mh >= 9 && mw <= T2_MAX_MW && !strip_over_tensor(mw, mh, precision)
+/// Whether [`Conv2dVariant::Auto`] takes the tensor cores for an
+/// `mw × mh` `f32` mask with `left` taps left of and above its centre, at
+/// `precision` (where they run): from the crossovers measured with
+/// `coalesce bench conv` (see `docs/wide-masks.md`): from 9 × 9, except
+/// the masks the FMA register form runs faster ([`strip_over_tensor`]).
+pub const fn tensor2d_auto(mw: usize, mh: usize, left: (usize, usize), precision: Precision) -> bool {
+    mw >= 9 && mh >= 9 && mw <= T2_MAX_MW && !strip_over_tensor(mw, mh, left, precision)
 }
 
-/// True when the FMA register form of a centred `mw × mh` `f32` mask
-/// (`conv2d_strip{9,11,13}_f32`) runs faster than the tensor cores at
-/// `precision`. Measured on the H100 at 8192² (`results/h100/strip11/`):
-/// 9 × 9 at either precision (0.276 ms against 0.479 ms at `f32` and
-/// 0.375 ms at TF32); 11 × 11 at either (0.455 ms against 0.688 ms and
-/// 0.479 ms); 13 × 13 only against `f32` (0.642 ms against 0.759 ms;
-/// TF32 takes 0.480 ms).
-pub const fn strip_over_tensor(mw: usize, mh: usize, precision: Precision) -> bool {
-    mw == mh
-        && match precision {
-            Precision::F32 => mw == 9 || mw == 11 || mw == 13,
-            Precision::Tf32 => mw == 9 || mw == 11,
-        }
+/// True when the FMA register form of an `mw × mh` `f32` mask with
+/// `left` taps left of and above its centre runs faster than the tensor
+/// cores at `precision`: every mask it takes ([`fast_in_registers`]),
+/// but 13 × 13 at TF32. Measured on the H100 at 8192²
+/// (`results/h100/strip-prologue/`): 9 × 9 at either precision (0.261 ms
+/// against 0.485 ms at `f32` and 0.372 ms at TF32); 11 × 11 at either
+/// (0.380 ms against 0.700 ms and 0.484 ms); 13 × 13 only against `f32`
+/// (0.543 ms against 0.766 ms; TF32 takes 0.477 ms).
+pub const fn strip_over_tensor(mw: usize, mh: usize, left: (usize, usize), precision: Precision) -> bool {
+    fast_in_registers((mw, mh), left, 4) && !(matches!(precision, Precision::Tf32) && mw == 13)
 }
 
 /// The tensor-core plan for an `mw × mh` mask over `width × height`: one
@@ -794,15 +790,9 @@ impl<T: ConvElem> Conv2d<T> {
     }
 
     /// Whether [`Conv2dVariant::Auto`] takes the tensor cores for this
-    /// mask (where they run): [`tensor2d_auto`] for a centred mask; a mask
-    /// off its centre, which the register form does not take, from 9 × 9.
+    /// mask (where they run): [`tensor2d_auto`].
     fn tensor_auto(&self) -> bool {
-        let (mw, mh) = (self.mw, self.mh);
-        if (self.left_x, self.left_y) == (mw / 2, mh / 2) {
-            tensor2d_auto(mw, mh, self.precision)
-        } else {
-            mw >= 9 && mh >= 9 && mw <= T2_MAX_MW
-        }
+        tensor2d_auto(self.mw, self.mh, (self.left_x, self.left_y), self.precision)
     }
 
     /// Whether [`Conv2dVariant::Tensor`] can run this convolution here,
@@ -1486,20 +1476,28 @@ mod tests {
     fn auto_leaves_the_register_form_its_masks() {
         // Centred f32 masks: the tensor cores from 9 × 9, but for 9 × 9
         // and 11 × 11 at either precision and 13 × 13 at f32.
+        let c = |mw: usize, mh: usize| (mw / 2, mh / 2);
         for p in Precision::ALL {
             for n in [3, 5, 7, 9, 11] {
-                assert!(!tensor2d_auto(n, n, p), "{n}×{n} {}", p.name());
+                assert!(!tensor2d_auto(n, n, c(n, n), p), "{n}×{n} {}", p.name());
             }
             for n in [15, 17, 21, T2_MAX_MW] {
-                assert!(tensor2d_auto(n, n, p), "{n}×{n} {}", p.name());
+                assert!(tensor2d_auto(n, n, c(n, n), p), "{n}×{n} {}", p.name());
             }
-            assert!(tensor2d_auto(11, 13, p) && tensor2d_auto(10, 10, p) && tensor2d_auto(9, 11, p));
-            assert!(!tensor2d_auto(T2_MAX_MW + 1, 15, p));
+            assert!(tensor2d_auto(11, 13, c(11, 13), p) && tensor2d_auto(10, 10, c(10, 10), p));
+            assert!(tensor2d_auto(9, 11, c(9, 11), p) && !tensor2d_auto(T2_MAX_MW + 1, 15, c(T2_MAX_MW + 1, 15), p));
+            // A mask off its centre, which the register form does not
+            // take, from 9 × 9.
+            for n in [9, 11, 13] {
+                assert!(tensor2d_auto(n, n, (0, 0), p) && tensor2d_auto(n, n, (n / 2 + 1, n / 2), p), "{n}×{n}");
+                assert!(!strip_over_tensor(n, n, (n / 2, 0), p));
+            }
+            assert!(!tensor2d_auto(7, 7, (0, 0), p) && !tensor2d_auto(8, 9, (0, 0), p));
         }
-        assert!(!tensor2d_auto(13, 13, Precision::F32) && tensor2d_auto(13, 13, Precision::Tf32));
+        assert!(!tensor2d_auto(13, 13, c(13, 13), Precision::F32) && tensor2d_auto(13, 13, c(13, 13), Precision::Tf32));
         // Every mask Auto leaves to the register form has a strip kernel.
         for n in [9, 11, 13] {
-            assert!(strip_over_tensor(n, n, Precision::F32) && fast_in_registers((n, n), (n / 2, n / 2), 4));
+            assert!(strip_over_tensor(n, n, c(n, n), Precision::F32) && fast_in_registers((n, n), c(n, n), 4));
         }
     }
 
