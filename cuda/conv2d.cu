@@ -317,6 +317,64 @@ __host__ __device__ constexpr int strip_chunks(int mw) {
     return (((-(mw / 2)) & (FAST_X - 1)) + mw - 1 + FAST_X - 1) / FAST_X + 1;
 }
 
+// The ghost cells lane `lane` of a warp starting at column x0 writes into
+// each ring row (strip_ring_fix): bits 0-7 the ring element lane l - 4E
+// takes (RING_FIX_LEFT), bits 8-15 and 16-23 the ring elements of column
+// width + l and of its source (RING_FIX_RIGHT); 0 in zero mode,
+// RING_FIX_NONE when a source lies outside the ring.
+#define RING_FIX_LEFT (1u << 24)
+#define RING_FIX_RIGHT (1u << 25)
+#define RING_FIX_NONE 0xffffffffu
+__device__ __forceinline__ unsigned strip_ring_fix(unsigned x0, unsigned width, unsigned lane, unsigned ext,
+                                                   unsigned mode) {
+    if (lane >= FAST_X * ext || map_index32(-1, 1, mode) < 0) return 0;
+    if (width >= (1u << 30) || x0 >= width) return RING_FIX_NONE;
+    const int span = (int)(FAST_X * (32 + 2 * ext)), origin = (int)x0 - (int)(FAST_X * ext);
+    auto source = [&](int c) {
+        int e = map_index32(c, (int)width, mode) - origin;
+        return e >= 0 && e < span ? e : -1;
+    };
+    unsigned fix = 0;
+    if (x0 == 0) {
+        int e = source((int)lane - (int)(FAST_X * ext));
+        if (e < 0) return RING_FIX_NONE;
+        fix |= RING_FIX_LEFT | (unsigned)e;
+    }
+    int dst = (int)(width + lane) - origin;
+    if (dst < span) {
+        int e = source((int)(width + lane));
+        if (e < 0) return RING_FIX_NONE;
+        fix |= RING_FIX_RIGHT | (unsigned)dst << 8 | (unsigned)e << 16;
+    }
+    return fix;
+}
+
+// Writes the warp's ghost cells into the ring slots of input rows lo ..
+// hi - 1 (slot row % ring), then waits for every lane (StripStep::fix_rows);
+// nothing in a warp without ghost cells. `read` is the lane's chunk 0 of
+// slot 0, `row` the ring row's elements.
+__device__ __forceinline__ void fix_rows(unsigned fix, unsigned read, unsigned row, unsigned lo, unsigned hi,
+                                         unsigned ring) {
+    if (__ballot_sync(0xffffffffu, fix != 0) == 0) return;
+    unsigned lane;
+    asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+    const unsigned at = read - 4 * FAST_X * lane;
+#pragma unroll 1
+    for (unsigned r = lo; r < hi; r++) {
+        const unsigned slot = at + 4 * (r % ring) * row;
+        float v;
+        if (fix & RING_FIX_LEFT) {
+            asm volatile("ld.shared.f32 %0, [%1];" : "=f"(v) : "r"(slot + 4 * (fix & 0xff)));
+            asm volatile("st.shared.f32 [%0], %1;" ::"r"(slot + 4 * lane), "f"(v));
+        }
+        if (fix & RING_FIX_RIGHT) {
+            asm volatile("ld.shared.f32 %0, [%1];" : "=f"(v) : "r"(slot + 4 * ((fix >> 16) & 0xff)));
+            asm volatile("st.shared.f32 [%0], %1;" ::"r"(slot + 4 * ((fix >> 8) & 0xff)), "f"(v));
+        }
+    }
+    __syncwarp();
+}
+
 // Asynchronous copy of 16 bytes, or of one float (src-size 0: zeros);
 // commit and wait (dev::pipeline).
 __device__ __forceinline__ void copy16(unsigned dst, const void* src, bool valid) {
@@ -462,7 +520,7 @@ __device__ __forceinline__ void strip_step(const float* taps, const RowCopy& cop
 template <int MW, int MH, bool VEC>
 __device__ __forceinline__ void strip_blocked_pass(const float* taps, const RowCopy& copy, StripRows rows,
                                                    unsigned read, int y0, float* out, unsigned rows_out, bool store,
-                                                   unsigned p, bool interior) {
+                                                   unsigned p, bool interior, unsigned fix) {
     constexpr int R = STRIP_PASS;
     constexpr int s = (-(MW / 2)) & (FAST_X - 1);
     constexpr int chunks = strip_chunks(MW);
@@ -470,6 +528,8 @@ __device__ __forceinline__ void strip_blocked_pass(const float* taps, const RowC
     constexpr unsigned ring = strip_pass_ring(MH);
     wait_group<STRIP_PASS_AHEAD - 1>();
     __syncwarp();
+    // This pass's new rows (the first pass's all R + MH - 1).
+    fix_rows(fix, read, copy.row, p == 0 ? 0 : p + MH - 1, p + R + MH - 1, ring);
     const unsigned first = p + MH - 1 + STRIP_PASS_AHEAD * R;
     if (interior) {
         size_t off = (size_t)(unsigned)(y0 + (int)first) * rows.pitch;
@@ -582,7 +642,7 @@ __device__ __forceinline__ void strip_sliding(const float* taps, RowCopy copy, S
 // pass; taller ones shift them after each row.
 template <int MW, int MH, bool VEC>
 __device__ __forceinline__ void strip(const float* taps, RowCopy copy, StripRows rows, unsigned read, int y0,
-                                      float* out, unsigned rows_out, bool store) {
+                                      float* out, unsigned rows_out, bool store, unsigned fix) {
     constexpr int steps = strip_rows(MH) + MH - 1;
     if constexpr (strip_blocked(MH)) {
         // The first pass's rows as one group, then the new rows of each of
@@ -606,7 +666,7 @@ __device__ __forceinline__ void strip(const float* taps, RowCopy copy, StripRows
         }
 #pragma unroll 1
         for (unsigned p = 0; p < strip_rows(MH); p += STRIP_PASS)
-            strip_blocked_pass<MW, MH, VEC>(taps, copy, rows, read, y0, out, rows_out, store, p, interior);
+            strip_blocked_pass<MW, MH, VEC>(taps, copy, rows, read, y0, out, rows_out, store, p, interior, fix);
         wait_group<0>();
         __syncwarp();
     } else {
@@ -662,14 +722,25 @@ __device__ __forceinline__ void slide(Image img, float* output, const float* tap
     StripRows rows{img.pitch, (int)height, img.mode};
     constexpr unsigned ext = strip_ext(MW), row = strip_row(MW);
     unsigned ring = (unsigned)__cvta_generic_to_shared(conv2d_smem) + 4 * (warp * strip_ring(MH) * row);
-    // Zero mode with whole chunks: the copies' zeros are the ghost cells.
-    const bool zero_chunks = map_index32(-1, 1, img.mode) < 0 && width % FAST_X == 0;
+    // Whole chunks: every lane from the ring (zero mode: the copies' zeros
+    // are the ghost cells; nearest, reflect, mirror: the blocked loop's
+    // edge warps write theirs, strip_ring_fix).
+    const bool whole = width % FAST_X == 0;
     unsigned tiles_x = (width + tw - 1) / tw, tiles_y = (height + th - 1) / th;
     for (unsigned tyi = blockIdx.y; tyi < tiles_y; tyi += gridDim.y) {
         for (unsigned txi = blockIdx.x; txi < tiles_x; txi += gridDim.x) {
             unsigned x = txi * tw + FAST_X * tx, y = tyi * th + strip_rows(MH) * ty;
             bool active = x < width && y < height;
-            bool inside = zero_chunks || (x >= FAST_X * ext && x + FAST_X * (ext + 1) <= width);
+            const unsigned x0 = x - FAST_X * lane;
+            unsigned fix = 0;
+            if (whole && (x0 == 0 || x0 + FAST_X * (32 + ext) > width)) {
+                if (strip_blocked(MH))
+                    fix = strip_ring_fix(x0, width, lane, ext, img.mode);
+                else if (map_index32(-1, 1, img.mode) >= 0)
+                    fix = RING_FIX_NONE;
+            }
+            const bool ring_ok = whole && __ballot_sync(0xffffffffu, fix == RING_FIX_NONE) == 0;
+            bool inside = ring_ok || (x >= FAST_X * ext && x + FAST_X * (ext + 1) <= width);
             if (__ballot_sync(0xffffffffu, active && inside) != 0) {
                 bool before = lane < ext;
                 int extra_step = before ? -(int)ext : (int)(32 - ext);
@@ -684,10 +755,11 @@ __device__ __forceinline__ void slide(Image img, float* output, const float* tap
                 unsigned read = ring + 4 * FAST_X * lane;
                 int y0 = (int)y - MH / 2;
                 float* out = output + (size_t)y * img.pitch + x;
+                if (!ring_ok) fix = 0;
                 if (vector)
-                    strip<MW, MH, true>(taps, copy, rows, read, y0, out, height - y, active && inside);
+                    strip<MW, MH, true>(taps, copy, rows, read, y0, out, height - y, active && inside, fix);
                 else
-                    strip<MW, MH, false>(taps, copy, rows, read, y0, out, height - y, active && inside);
+                    strip<MW, MH, false>(taps, copy, rows, read, y0, out, height - y, active && inside, fix);
             }
             unsigned edges = __ballot_sync(0xffffffffu, active && !inside);
             edge_strips<MW, MH>(taps, img, output, edges, x, y);

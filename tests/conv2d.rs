@@ -162,7 +162,10 @@ fn every_variant_mode_and_shape_f64() {
 /// `f32`) where their warps' rings and edge lanes meet the image's
 /// borders: widths around the 128-column warp band (12 is the narrowest
 /// with a lane inside up to 9 × 9, 20 from 11 × 11, whose rows carry two
-/// chunks either side; 131, 261 and 145 end in a partial chunk), heights
+/// chunks either side; 131, 261 and 145 end in a partial chunk; 132 and
+/// 260 leave the last warp one chunk: its ghost columns under nearest,
+/// reflect and mirror come from the columns its ring shares with the warp
+/// before), heights
 /// below, at and around the 16-row strip and the blocked loop's 4-row
 /// passes (rows through the mode's map at both ends), aligned and
 /// unaligned pitches (16-byte and element-wise copies), every mode.
@@ -183,6 +186,8 @@ fn register_kernels<T: Elem>(gpu: &Gpu) {
         (133, 8),
         (129, 9),
         (128, 15),
+        (132, 10),
+        (260, 13),
         (131, 16),
         (261, 17),
         (145, 24),

@@ -33,6 +33,8 @@
 //! `pitch` are never read or written. Blocks walk tiles grid-stride in
 //! both dimensions, so any grid covers any image.
 
+use crate::conv::boundary::map_index32;
+
 /// Outputs per thread along x in the fast kernel (one 4-wide register
 /// chunk).
 pub const FAST_X: usize = 4;
@@ -151,6 +153,69 @@ pub const fn strip_chunks(mw: usize) -> usize {
     (s + mw - 1).div_ceil(FAST_X) + 1
 }
 
+/// [`strip_ring_fix`]: lane `l` writes the ghost cell of column `l − 4E`
+/// (ring element `l`) from the element in bits 0–7.
+pub const RING_FIX_LEFT: u32 = 1 << 24;
+
+/// [`strip_ring_fix`]: lane `l` writes the ghost cell of column `width + l`
+/// (ring element in bits 8–15) from the element in bits 16–23.
+pub const RING_FIX_RIGHT: u32 = 1 << 25;
+
+/// [`strip_ring_fix`]'s answer when a ghost cell's value is not in the
+/// warp's ring (wrap mode, or an axis of 2³⁰ columns or more): the warp's
+/// edge lanes then take the per-element path.
+pub const RING_FIX_NONE: u32 = u32::MAX;
+
+/// The ghost cells lane `lane` of a register-form warp writes into each
+/// row of its ring under boundary mode `mode`, for a centred mask whose
+/// rows reach [`strip_ext`]` = ext` chunks past the warp's 128 columns,
+/// the warp's first column `x0` (a multiple of 128) and an image `width`
+/// columns wide (a multiple of 4).
+///
+/// Ring element `e` holds column `x0 − 4·ext + e` for each `e` below
+/// `4·(32 + 2·ext)`; the copies fill the chunks outside the image with
+/// zeros. An edge lane's outputs need columns `−4·ext … −1` and `width …
+/// width + 4·ext − 1` as the mode gives them. Under nearest, reflect and
+/// mirror those take the values of columns within `4·ext + 1` of the same
+/// edge (or anywhere in a narrower image), which the warp's ring holds
+/// (the test below checks every width up to 700). Lane `l < 4·ext` writes
+/// column `l − 4·ext` when the warp starts at column 0
+/// ([`RING_FIX_LEFT`]) and column `width + l` when the ring reaches it
+/// ([`RING_FIX_RIGHT`]), each from the ring element of the column it
+/// maps to. In zero mode the zeros are the ghost cells (0: nothing to
+/// write); [`RING_FIX_NONE`] when a value lies outside the ring.
+pub fn strip_ring_fix(x0: u32, width: u32, lane: u32, ext: u32, mode: u32) -> u32 {
+    let quad = FAST_X as u32;
+    if lane >= quad * ext || map_index32(-1, 1, mode).is_none() {
+        return 0;
+    }
+    if width >= 1 << 30 || x0 >= width {
+        return RING_FIX_NONE;
+    }
+    let span = (quad * (32 + 2 * ext)) as i32;
+    let origin = x0 as i32 - (quad * ext) as i32;
+    // The ring element of the column that column c takes its value from.
+    let source = |c: i32| {
+        let e = map_index32(c, width as i32, mode)? as i32 - origin;
+        (0..span).contains(&e).then_some(e as u32)
+    };
+    let mut fix = 0;
+    if x0 == 0 {
+        match source(lane as i32 - (quad * ext) as i32) {
+            Some(e) => fix |= RING_FIX_LEFT | e,
+            None => return RING_FIX_NONE,
+        }
+    }
+    let dst = (width + lane) as i32 - origin;
+    if dst < span {
+        match source((width + lane) as i32) {
+            Some(e) => fix |= RING_FIX_RIGHT | (dst as u32) << 8 | e << 16,
+            None => return RING_FIX_NONE,
+        }
+    }
+    fix
+}
+
 /// True when `conv2d_fast` runs its register form for an `mw × mh` mask
 /// of `elem`-byte elements with `left` taps left of and above the centre:
 /// the centred 3 × 3, 5 × 5 and 7 × 7 masks, and 9 × 9, 11 × 11 and
@@ -226,9 +291,10 @@ pub const fn sep_shared_elems(mw: usize, mh: usize) -> usize {
 #[cfg(target_arch = "nvptx64")]
 mod kernels {
     use super::{
-        FAST_X, FAST_Y, SEP_THREADS, SEP_TX, SEP_TY, STRIP_CHUNKS, STRIP_MAX_MASK, STRIP_PASS, STRIP_PASS_AHEAD,
-        STRIP_RING, STRIP_SLIDING_MAX, sep_chunked, sep_in_pitch, sep_rows, strip_blocked, strip_chunks, strip_ext,
-        strip_pass_ring, strip_ring, strip_row, strip_rows,
+        FAST_X, FAST_Y, RING_FIX_LEFT, RING_FIX_NONE, RING_FIX_RIGHT, SEP_THREADS, SEP_TX, SEP_TY, STRIP_CHUNKS,
+        STRIP_MAX_MASK, STRIP_PASS, STRIP_PASS_AHEAD, STRIP_RING, STRIP_SLIDING_MAX, sep_chunked, sep_in_pitch,
+        sep_rows, strip_blocked, strip_chunks, strip_ext, strip_pass_ring, strip_ring, strip_ring_fix, strip_row,
+        strip_rows,
     };
     use crate::conv::boundary::{map_index_edge, map_index32};
     use crate::conv::elem::{ConvElem, dot, mask_tap, opaque, unroll};
@@ -774,7 +840,8 @@ mod kernels {
     /// rows, the rows' map, the ring address of the lane's chunk 0 in
     /// slot 0 (`read`), the window's first image row, the strip's first
     /// output (stored through only when `store`) and its rows inside the
-    /// image.
+    /// image, and the lane's ghost cells ([`strip_ring_fix`]; 0 in every
+    /// lane of a warp with none).
     #[derive(Clone, Copy)]
     struct StripStep<T> {
         taps: u64,
@@ -785,6 +852,7 @@ mod kernels {
         out: *mut T,
         rows_out: u32,
         store: bool,
+        fix: u32,
     }
 
     impl<T: ConvElem> StripStep<T> {
@@ -843,6 +911,48 @@ mod kernels {
     }
 
     impl<T: ConvElem> StripStep<T> {
+        /// Writes the warp's ghost cells ([`strip_ring_fix`]) into the ring
+        /// slots of input rows `lo … hi − 1` (slot `row mod ring`), then
+        /// waits for every lane; nothing in a warp without ghost cells.
+        ///
+        /// # Safety
+        /// All 32 lanes call it together; those rows have landed in every
+        /// lane's copies (after the barrier that follows their wait), and
+        /// no lane reads them before this returns.
+        #[inline(always)]
+        unsafe fn fix_rows(self, lo: usize, hi: usize, ring: usize) {
+            // SAFETY: all lanes are here.
+            if unsafe { ballot(FULL_MASK, self.fix != 0) } == 0 {
+                return;
+            }
+            let lane = lane_id() as usize;
+            // SAFETY: chunk 0 of slot 0 of the warp's ring (read is the
+            // lane's chunk `lane` of it).
+            let ring_at = unsafe {
+                Shared::<T>::from_addr(self.read.addr_of(0) - (FAST_X * lane * core::mem::size_of::<T>()) as u32)
+            };
+            let f = self.fix as usize;
+            let mut r = lo;
+            while r < hi {
+                let slot = (r % ring) * self.copy.row;
+                // SAFETY: the elements strip_ring_fix names lie in the
+                // slot's 4 · (32 + 2E) elements; the sources are columns
+                // inside the image (copied), the targets ghost columns no
+                // lane reads before the barrier below.
+                unsafe {
+                    if self.fix & RING_FIX_LEFT != 0 {
+                        ring_at.write(slot + lane, ring_at.read(slot + (f & 0xff)));
+                    }
+                    if self.fix & RING_FIX_RIGHT != 0 {
+                        ring_at.write(slot + ((f >> 8) & 0xff), ring_at.read(slot + ((f >> 16) & 0xff)));
+                    }
+                }
+                r += 1;
+            }
+            // SAFETY: all lanes are here.
+            unsafe { sync_warp() };
+        }
+
         /// The `chunks` 4-wide chunks of this lane's window in the ring row
         /// at element `slot` of `read` (the lane's chunk 0 of a slot).
         ///
@@ -924,6 +1034,10 @@ mod kernels {
             pipeline::wait_group::<{ STRIP_PASS_AHEAD as u32 - 1 }>();
             // SAFETY: all lanes run the same loop.
             unsafe { sync_warp() };
+            // SAFETY: this pass's rows have landed; the first pass's all
+            // R + MH − 1, later passes' the last R (the others were fixed
+            // by the pass before).
+            unsafe { self.fix_rows(if p == 0 { 0 } else { p + MH - 1 }, p + R + MH - 1, ring) };
             let first = (p + MH - 1 + STRIP_PASS_AHEAD * R) as u32;
             if interior {
                 // Row y0 + first + k at its own offset: inside the image.
@@ -1137,10 +1251,14 @@ mod kernels {
     /// row at a time). The few lanes at the left and right edges would need
     /// the map per element; rather than hold that code's registers in every
     /// thread, the whole warp computes each such strip afterwards, two
-    /// outputs per lane from the plain sum. In zero mode with a width that
-    /// is a multiple of `FAST_X` no lane needs that path: the chunks and
-    /// rows outside the image, which the copies fill with zeros, are the
-    /// mode's ghost cells.
+    /// outputs per lane from the plain sum. With a width that is a
+    /// multiple of `FAST_X` no lane needs that path in zero mode (the
+    /// chunks and rows outside the image, which the copies fill with
+    /// zeros, are the mode's ghost cells), nor in the blocked loop
+    /// ([`strip_blocked`]) under nearest, reflect and mirror: a warp whose
+    /// ring reaches past an edge writes the ghost columns into each row
+    /// once it lands, from the columns they mirror ([`strip_ring_fix`]).
+    /// Wrap mode, whose ghost cells come from the far edge, keeps it.
     #[inline(always)]
     unsafe fn slide<T: ConvElem, M: Taps<T>, const MW: usize, const MH: usize>(img: Image<T>, output: *mut T, mask: M) {
         let (bdx, bdy) = (block_dim_x(), block_dim_y());
@@ -1158,11 +1276,12 @@ mod kernels {
         // SAFETY: the launch gives each warp ring_rows · row elements of
         // dynamic shared memory (strip_shared_elems).
         let ring = unsafe { Shared::<T>::from_addr(dynamic::<T>().addr_of(warp * ring_rows * row)) };
-        // In zero mode with whole chunks (the width a multiple of FAST_X),
+        // With whole chunks (the width a multiple of FAST_X) every lane
+        // computes from the ring, none needs the edge path: in zero mode
         // the ring's zero-filled chunks and rows are the mode's ghost
-        // cells: every lane computes from the ring, none needs the edge
-        // path.
-        let zero_chunks = map_index32(-1, 1, img.mode).is_none() && width.is_multiple_of(FAST_X as u32);
+        // cells; under nearest, reflect and mirror the warps whose rings
+        // reach past an edge write theirs (strip_ring_fix).
+        let whole = width.is_multiple_of(FAST_X as u32);
         let (tiles_x, tiles_y) = (width.div_ceil(tw), height.div_ceil(th));
         let mut tyi = block_idx_y();
         while tyi < tiles_y {
@@ -1170,7 +1289,25 @@ mod kernels {
             while txi < tiles_x {
                 let (x, y) = (txi * tw + FAST_X as u32 * tx, tyi * th + strip_h * ty);
                 let active = x < width && y < height;
-                let inside = zero_chunks || (x >= FAST_X as u32 * ext && x + FAST_X as u32 * (ext + 1) <= width);
+                // Lane 0's column; the ring's columns reach 4E either side.
+                let x0 = x - FAST_X as u32 * lane;
+                let fix = if !(whole && (x0 == 0 || x0 + FAST_X as u32 * (WARP_SIZE + ext) > width)) {
+                    0
+                } else if strip_blocked(MH, core::mem::size_of::<T>()) {
+                    // The width through a register move: the modes'
+                    // arithmetic stays on this path (see map_index_edge).
+                    strip_ring_fix(x0, opaque(width as usize) as u32, lane, ext, img.mode)
+                } else if map_index32(-1, 1, img.mode).is_none() {
+                    0
+                } else {
+                    // The sliding loop writes no ghost cells: a step per
+                    // row left the 5 × 5 kernel a register short of its
+                    // three blocks per SM.
+                    RING_FIX_NONE
+                };
+                // SAFETY: every lane of the warp runs the same tile loop.
+                let ring_ok = whole && unsafe { ballot(FULL_MASK, fix == RING_FIX_NONE) } == 0;
+                let inside = ring_ok || (x >= FAST_X as u32 * ext && x + FAST_X as u32 * (ext + 1) <= width);
                 // SAFETY: every lane of the warp runs the same tile loop
                 // (blocks of whole warps, block-uniform loops).
                 if unsafe { ballot(FULL_MASK, active && inside) } != 0 {
@@ -1199,7 +1336,8 @@ mod kernels {
                     // inside the image.
                     unsafe {
                         let (y0, rows_out, store) = (y as i32 - (MH / 2) as i32, height - y, active && inside);
-                        let step = StripStep { taps: mask.base(), copy, rows, read, y0, out, rows_out, store };
+                        let fix = if ring_ok { fix } else { 0 };
+                        let step = StripStep { taps: mask.base(), copy, rows, read, y0, out, rows_out, store, fix };
                         if vector { strip::<T, MW, MH, true>(step) } else { strip::<T, MW, MH, false>(step) }
                     }
                 }
@@ -1690,6 +1828,66 @@ mod tests {
         assert_eq!((strip_chunks(9), strip_chunks(11), strip_chunks(13)), (3, 5, 5));
         assert_eq!((strip_row(9), strip_row(13)), (136, 144));
         assert_eq!(STRIP_MAX_MASK, 13);
+    }
+
+    /// A warp's ring row after the copies (columns outside the image as
+    /// zeros) and every lane's ghost cells ([`strip_ring_fix`]) holds, in
+    /// every window an active lane reads, the value the mode gives each
+    /// column; wrap mode and axes of 2³⁰ columns answer NONE.
+    #[test]
+    fn ring_ghost_cells_are_the_modes_values() {
+        extern crate std;
+        use crate::conv::boundary::Boundary;
+        use std::format;
+        use std::vec::Vec;
+        for ext in [1u32, 2] {
+            let span = 4 * (32 + 2 * ext) as i32;
+            for width in (4u32..=700).step_by(4) {
+                // Distinct nonzero values per column.
+                let value = |c: u32| 1 + c as i64;
+                for mode in [Boundary::Zero, Boundary::Nearest, Boundary::Reflect, Boundary::Mirror] {
+                    for x0 in (0..width).step_by(128) {
+                        let origin = x0 as i32 - 4 * ext as i32;
+                        let mut ring: Vec<i64> = (0..span)
+                            .map(|e| {
+                                let c = origin + e;
+                                if 0 <= c && c < width as i32 { value(c as u32) } else { 0 }
+                            })
+                            .collect();
+                        let fixes: Vec<u32> = (0..32).map(|l| strip_ring_fix(x0, width, l, ext, mode.raw())).collect();
+                        let ctx = format!("{mode:?} width {width} x0 {x0} ext {ext}");
+                        assert!(!fixes.contains(&RING_FIX_NONE), "{ctx}");
+                        let before = ring.clone();
+                        for (l, &f) in fixes.iter().enumerate() {
+                            assert!(l < 4 * ext as usize || f == 0, "{ctx}");
+                            if f & RING_FIX_LEFT != 0 {
+                                ring[l] = before[(f & 0xff) as usize];
+                            }
+                            if f & RING_FIX_RIGHT != 0 {
+                                ring[((f >> 8) & 0xff) as usize] = before[((f >> 16) & 0xff) as usize];
+                            }
+                        }
+                        for l in 0..32u32 {
+                            let x = x0 + 4 * l;
+                            if x >= width {
+                                continue;
+                            }
+                            for c in x as i32 - 4 * ext as i32..(x + 4 + 4 * ext) as i32 {
+                                let want = map_index32(c, width as i32, mode.raw()).map_or(0, value);
+                                assert_eq!(ring[(c - origin) as usize], want, "{ctx} lane {l} column {c}");
+                            }
+                        }
+                    }
+                }
+                // Wrap's ghost cells come from the far edge: outside the
+                // ring once the image is wider than it.
+                if width > 200 {
+                    assert_eq!(strip_ring_fix(0, width, 0, ext, Boundary::Wrap.raw()), RING_FIX_NONE);
+                }
+            }
+            assert_eq!(strip_ring_fix(0, 1 << 30, 0, ext, Boundary::Reflect.raw()), RING_FIX_NONE);
+            assert_eq!(strip_ring_fix(0, 1 << 30, 0, ext, Boundary::Zero.raw()), 0);
+        }
     }
 
     #[test]
