@@ -387,12 +387,13 @@ fn plan_conv2d_left<T: ConvElem>(
     let plan = |algo| plan_algo(limits, algo, global, T::NAME, size, (mw, mh), (width, height));
     // The fast variant's register form: centred 3 × 3, 5 × 5, 7 × 7 masks,
     // and 9 × 9, 11 × 11, 13 × 13 for f32 (odd sizes are centred for both
-    // operations), image
-    // axes below 2³¹, blocks of whole warps.
+    // operations), image axes below 2³⁰ (its boundary map runs in 32-bit
+    // arithmetic, where reflect and mirror need twice the axis), blocks of
+    // whole warps.
     let strip = !global
         && fast_in_registers((mw, mh), left, size)
-        && width <= i32::MAX as usize
-        && height <= i32::MAX as usize
+        && width < 1 << 30
+        && height < 1 << 30
         && BLOCK_X.min(limits.max_block_dim[0]).min(limits.max_threads_per_block) == BLOCK_X;
     let fast = if strip { Algo::Strip(mw) } else { Algo::Fast };
     let (variant, plan) = match variant {
@@ -1405,9 +1406,14 @@ mod tests {
         );
         let p = plan_conv2d_left::<f32>(&H100, Conv2dVariant::Fast, Precision::F32, (11, 11), (4, 5), (64, 64));
         assert_eq!(p.unwrap().kernel, "conv2d_fast_f32");
-        // Axes of 2³¹ or more (the register form indexes rows in 32 bits).
-        let big = plan_conv2d::<f32>(&H100, Conv2dVariant::Fast, (3, 3), (1 << 31, 1)).unwrap();
-        assert_eq!(big.kernel, "conv2d_fast_short_f32");
+        // Axes of 2³⁰ or more: the register form maps rows and columns in
+        // 32 bits, where reflect and mirror need twice the axis.
+        for dims in [(1 << 31, 1), (1 << 30, 1), (1, 1 << 30)] {
+            let big = plan_conv2d::<f32>(&H100, Conv2dVariant::Fast, (3, 3), dims).unwrap();
+            assert_eq!(big.kernel, "conv2d_fast_short_f32", "{dims:?}");
+        }
+        let tall = plan_conv2d::<f32>(&H100, Conv2dVariant::Fast, (3, 3), (1, (1 << 30) - 1)).unwrap();
+        assert_eq!(tall.kernel, "conv2d_strip3_f32");
         let b = plan_conv2d::<f64>(&H100, Conv2dVariant::Basic, (3, 3), (10, 10)).unwrap();
         assert_eq!((b.kernel, b.mask, b.shared_bytes), ("conv2d_basic_f64", MaskSource::Global, 0));
         let t = plan_conv2d::<f64>(&H100, Conv2dVariant::Tiled, (3, 7), (33, 65)).unwrap();

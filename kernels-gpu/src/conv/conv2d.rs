@@ -763,7 +763,7 @@ mod kernels {
     }
 
     /// The register kernel's rows: the pitch, the height in 32 bits (below
-    /// 2³¹, as the host checks, so the loop carries fewer registers) and
+    /// 2³⁰, as the host checks, so the loop carries fewer registers) and
     /// the boundary mode.
     #[derive(Clone, Copy)]
     struct Rows {
@@ -1355,7 +1355,7 @@ mod kernels {
     /// the whole warp computes that lane's `FAST_X × strip_rows` strip (at
     /// the lane's `(x, y)`), two outputs per lane, each from the plain sum
     /// with both axes through the mode's map (in 32 bits: the axes are
-    /// below 2³¹).
+    /// below 2³⁰).
     ///
     /// # Safety
     /// All 32 lanes call it together with the same `edges`.
@@ -1735,7 +1735,7 @@ mod kernels {
             /// # Safety
             /// As the other 2D kernels, and: `taps` holds the `N · N`
             /// taps; blocks' x dimension a multiple of 32 (each warp one
-            /// row of lanes); `width` and `height` below 2³¹; dynamic
+            /// row of lanes); `width` and `height` below 2³⁰; dynamic
             /// shared memory of [`strip_shared_elems`](super::strip_shared_elems)
             /// elements for the block shape.
             #[unsafe(no_mangle)]
