@@ -311,6 +311,15 @@ __host__ __device__ constexpr bool strip_blocked(int mh) { return mh >= 7; }
 __host__ __device__ constexpr int strip_ring(int mh) { return strip_blocked(mh) ? strip_pass_ring(mh) : STRIP_RING; }
 // Output rows per lane (strip_rows): 8 from 9 x 9, STRIP_H otherwise.
 __host__ __device__ constexpr int strip_rows(int mh) { return strip_blocked(mh) && mh >= 9 ? STRIP_H / 2 : STRIP_H; }
+// Output rows per lane of the band kernel when the launch puts `slots` rows
+// of threads over an image of `height` rows (strip_band_rows): the height in
+// whole passes at which they cover the image, at least strip_rows.
+__host__ __device__ constexpr unsigned strip_band_rows(int mh, unsigned height, unsigned slots) {
+    if (slots == 0) return strip_rows(mh);
+    unsigned band = (height + slots - 1) / slots;
+    band = (band + STRIP_PASS - 1) / STRIP_PASS * STRIP_PASS;
+    return band > (unsigned)strip_rows(mh) ? band : (unsigned)strip_rows(mh);
+}
 
 // Chunks per window row of a centred mask of width mw (strip_chunks).
 __host__ __device__ constexpr int strip_chunks(int mw) {
@@ -516,21 +525,23 @@ __device__ __forceinline__ void strip_step(const float* taps, const RowCopy& cop
 // new rows of the pass STRIP_PASS_AHEAD after it (`interior`: without the
 // mode's map), adds input row i to every output row r it reaches (mask
 // row i - r), stores the rows inside the image. Rows are read in groups
-// of STRIP_PASS consecutive slots.
-template <int MW, int MH, bool VEC>
+// of STRIP_PASS consecutive slots. BAND (the band kernel): the strip is
+// out_rows rows, and each pass checks whether its new rows lie inside.
+template <int MW, int MH, bool VEC, bool BAND>
 __device__ __forceinline__ void strip_blocked_pass(const float* taps, const RowCopy& copy, StripRows rows,
                                                    unsigned read, int y0, float* out, unsigned rows_out, bool store,
-                                                   unsigned p, bool interior, unsigned fix) {
+                                                   unsigned p, bool interior, unsigned fix, unsigned out_rows) {
     constexpr int R = STRIP_PASS;
     constexpr int s = (-(MW / 2)) & (FAST_X - 1);
     constexpr int chunks = strip_chunks(MW);
-    constexpr unsigned steps = strip_rows(MH) + MH - 1;
+    const unsigned steps = (BAND ? out_rows : (unsigned)strip_rows(MH)) + MH - 1;
     constexpr unsigned ring = strip_pass_ring(MH);
     wait_group<STRIP_PASS_AHEAD - 1>();
     __syncwarp();
     // This pass's new rows (the first pass's all R + MH - 1).
     fix_rows(fix, read, copy.row, p == 0 ? 0 : p + MH - 1, p + R + MH - 1, ring);
     const unsigned first = p + MH - 1 + STRIP_PASS_AHEAD * R;
+    if (BAND) interior = y0 + (int)first >= 0 && y0 + (int)(first + R) <= rows.height;
     if (interior) {
         size_t off = (size_t)(unsigned)(y0 + (int)first) * rows.pitch;
 #pragma unroll
@@ -635,21 +646,27 @@ __device__ __forceinline__ void strip_sliding(const float* taps, RowCopy copy, S
     __syncwarp();
 }
 
-// One strip (FAST_X columns x strip_rows(MH) rows per lane) from the warp's ring
-// of rows: the strip kernel of kernels-gpu/src/conv/conv2d.rs (`strip`).
-// Every lane copies and waits; lanes with `store` store. Masks of up to
-// 5 rows (strip_unrolled) rotate the accumulators by name, MH rows per
-// pass; taller ones shift them after each row.
-template <int MW, int MH, bool VEC>
+// One strip (FAST_X columns x strip_rows(MH) rows per lane; BAND: out_rows)
+// from the warp's ring of rows: the strip kernel of
+// kernels-gpu/src/conv/conv2d.rs (`strip`). Every lane copies and waits;
+// lanes with `store` store. Masks of up to 5 rows (strip_unrolled) rotate
+// the accumulators by name, MH rows per pass; taller ones shift them after
+// each row.
+template <int MW, int MH, bool VEC, bool BAND>
 __device__ __forceinline__ void strip(const float* taps, RowCopy copy, StripRows rows, unsigned read, int y0,
-                                      float* out, unsigned rows_out, bool store, unsigned fix) {
-    constexpr int steps = strip_rows(MH) + MH - 1;
+                                      float* out, unsigned rows_out, bool store, unsigned fix, unsigned band_rows) {
+    static_assert(strip_blocked(MH) || !BAND, "bands run the blocked loop");
+    const unsigned out_rows = BAND ? band_rows : (unsigned)strip_rows(MH);
+    const int steps = (int)out_rows + MH - 1;
     if constexpr (strip_blocked(MH)) {
         // The first pass's rows as one group, then the new rows of each of
         // the next STRIP_PASS_AHEAD - 1 passes as one group each; strips
         // whose window lies inside the image copy without the mode's map,
-        // unrolled (the others loop).
-        const bool interior = y0 >= 0 && y0 + steps <= rows.height;
+        // unrolled (the others loop). A band checks its first passes' rows
+        // here, each later pass its own.
+        constexpr int head_max = STRIP_PASS + MH - 1 + (STRIP_PASS_AHEAD - 1) * STRIP_PASS;
+        const int head = BAND && steps > head_max ? head_max : steps;
+        const bool interior = y0 >= 0 && y0 + head <= rows.height;
 #pragma unroll
         for (int group = 0; group < STRIP_PASS_AHEAD; group++) {
             const int start = group == 0 ? 0 : STRIP_PASS + MH - 1 + (group - 1) * STRIP_PASS;
@@ -665,8 +682,9 @@ __device__ __forceinline__ void strip(const float* taps, RowCopy copy, StripRows
             commit_group();
         }
 #pragma unroll 1
-        for (unsigned p = 0; p < strip_rows(MH); p += STRIP_PASS)
-            strip_blocked_pass<MW, MH, VEC>(taps, copy, rows, read, y0, out, rows_out, store, p, interior, fix);
+        for (unsigned p = 0; p < out_rows; p += STRIP_PASS)
+            strip_blocked_pass<MW, MH, VEC, BAND>(taps, copy, rows, read, y0, out, rows_out, store, p, interior, fix,
+                                                  out_rows);
         wait_group<0>();
         __syncwarp();
     } else {
@@ -679,7 +697,7 @@ __device__ __forceinline__ void strip(const float* taps, RowCopy copy, StripRows
 // through the mode's map in 32 bits.
 template <int MW, int MH>
 __device__ __forceinline__ void edge_strips(const float* taps, const Image& img, float* output, unsigned edges,
-                                            unsigned x, unsigned y) {
+                                            unsigned x, unsigned y, unsigned strip_h) {
     int w = (int)img.width, h = (int)img.height;
     unsigned lane;
     asm("mov.u32 %0, %%laneid;" : "=r"(lane));
@@ -687,7 +705,7 @@ __device__ __forceinline__ void edge_strips(const float* taps, const Image& img,
         unsigned l = __ffs(edges) - 1;
         edges &= edges - 1;
         unsigned ex = __shfl_sync(0xffffffffu, x, l), ey = __shfl_sync(0xffffffffu, y, l);
-        for (size_t o = lane; o < FAST_X * strip_rows(MH); o += 32) {
+        for (size_t o = lane; o < FAST_X * strip_h; o += 32) {
             int xx = (int)ex + (int)(o % FAST_X), yy = (int)ey + (int)(o / FAST_X);
             if (xx < w && yy < h) {
                 int sx = xx - MW / 2, sy = yy - MH / 2;
@@ -708,12 +726,14 @@ __device__ __forceinline__ void edge_strips(const float* taps, const Image& img,
 
 // The register form of the fast kernel (`slide`): warps with a lane whose
 // window columns lie inside the image run strip(); the warp then computes
-// the left and right edge strips together.
-template <int MW, int MH>
+// the left and right edge strips together. BAND (the band kernel): each
+// strip is a band of strip_band_rows rows, from the launch's rows of threads.
+template <int MW, int MH, bool BAND>
 __device__ __forceinline__ void slide(Image img, float* output, const float* taps) {
     unsigned bdx = blockDim.x, bdy = blockDim.y, tx = threadIdx.x, ty = threadIdx.y;
-    unsigned tw = FAST_X * bdx, th = strip_rows(MH) * bdy;
     unsigned width = (unsigned)img.width, height = (unsigned)img.height;
+    const unsigned strip_h = BAND ? strip_band_rows(MH, height, gridDim.y * bdy) : (unsigned)strip_rows(MH);
+    unsigned tw = FAST_X * bdx, th = strip_h * bdy;
     size_t row_bytes = img.pitch * sizeof(float);
     bool vector = ((size_t)img.p) % 16 == 0 && ((size_t)output) % 16 == 0 && row_bytes % 16 == 0;
     unsigned lane;
@@ -729,7 +749,7 @@ __device__ __forceinline__ void slide(Image img, float* output, const float* tap
     unsigned tiles_x = (width + tw - 1) / tw, tiles_y = (height + th - 1) / th;
     for (unsigned tyi = blockIdx.y; tyi < tiles_y; tyi += gridDim.y) {
         for (unsigned txi = blockIdx.x; txi < tiles_x; txi += gridDim.x) {
-            unsigned x = txi * tw + FAST_X * tx, y = tyi * th + strip_rows(MH) * ty;
+            unsigned x = txi * tw + FAST_X * tx, y = tyi * th + strip_h * ty;
             bool active = x < width && y < height;
             const unsigned x0 = x - FAST_X * lane;
             unsigned fix = 0;
@@ -757,12 +777,14 @@ __device__ __forceinline__ void slide(Image img, float* output, const float* tap
                 float* out = output + (size_t)y * img.pitch + x;
                 if (!ring_ok) fix = 0;
                 if (vector)
-                    strip<MW, MH, true>(taps, copy, rows, read, y0, out, height - y, active && inside, fix);
+                    strip<MW, MH, true, BAND>(taps, copy, rows, read, y0, out, height - y, active && inside, fix,
+                                              strip_h);
                 else
-                    strip<MW, MH, false>(taps, copy, rows, read, y0, out, height - y, active && inside, fix);
+                    strip<MW, MH, false, BAND>(taps, copy, rows, read, y0, out, height - y, active && inside, fix,
+                                               strip_h);
             }
             unsigned edges = __ballot_sync(0xffffffffu, active && !inside);
-            edge_strips<MW, MH>(taps, img, output, edges, x, y);
+            edge_strips<MW, MH>(taps, img, output, edges, x, y, strip_h);
         }
     }
 }
@@ -816,17 +838,19 @@ extern "C" __global__ void LAUNCH_BOUNDS(256, 4) conv2d_cols_f32(CONV2D_PARAMS) 
 // The fast kernel's register form for centred 3 x 3, 5 x 5 and 7 x 7
 // masks, and 9 x 9, 11 x 11 and 13 x 13 (mask in `taps`; mw, mh, left_x,
 // left_y, mask unused).
-#define STRIP_KERNEL(name, n, PARAM, THREADS, BLOCKS)                                                      \
+#define STRIP_KERNEL(name, n, PARAM, BAND, THREADS, BLOCKS)                                                \
     extern "C" __global__ void LAUNCH_BOUNDS(THREADS, BLOCKS) name(CONV2D_PARAMS, PARAM) {                  \
         grid_dependency_wait();                                                                             \
-        slide<n, n>(IMAGE, output, taps.v);                                                                 \
+        slide<n, n, BAND>(IMAGE, output, taps.v);                                                           \
     }
-STRIP_KERNEL(conv2d_strip3_f32, 3, FIXED_PARAM, 256, 2)
-STRIP_KERNEL(conv2d_strip5_f32, 5, FIXED_PARAM, 256, 3)
-STRIP_KERNEL(conv2d_strip7_f32, 7, FIXED_PARAM, 256, 2)
-STRIP_KERNEL(conv2d_strip9_f32, 9, RUNTIME_PARAM, 128, 5)
-STRIP_KERNEL(conv2d_strip11_f32, 11, RUNTIME_PARAM, 128, 4)
-STRIP_KERNEL(conv2d_strip13_f32, 13, RUNTIME_PARAM, 128, 4)
+STRIP_KERNEL(conv2d_strip3_f32, 3, FIXED_PARAM, false, 256, 2)
+STRIP_KERNEL(conv2d_strip5_f32, 5, FIXED_PARAM, false, 256, 3)
+STRIP_KERNEL(conv2d_strip7_f32, 7, FIXED_PARAM, false, 256, 2)
+STRIP_KERNEL(conv2d_strip9_f32, 9, RUNTIME_PARAM, false, 128, 5)
+STRIP_KERNEL(conv2d_strip11_f32, 11, RUNTIME_PARAM, false, 128, 4)
+STRIP_KERNEL(conv2d_strip13_f32, 13, RUNTIME_PARAM, false, 128, 4)
+// The band kernel (conv2d_band9_f32): 9 x 9 strips as bands, one wave.
+STRIP_KERNEL(conv2d_band9_f32, 9, RUNTIME_PARAM, true, 128, 5)
 
 // ---- The fused separable convolution (conv2d_sep_f32) ----
 //

@@ -119,6 +119,33 @@ fn conv2d_rounds(t: usize, gpu: &Gpu, rng: &mut StdRng) -> usize {
     wrong
 }
 
+/// One thread's 9 × 9 work in zero mode on a 128 × 9001 image: tall
+/// enough that one wave of the band kernel (`conv2d_band9_f32`, 4-row
+/// passes, each warp's band from the grid) is taller than the strips on
+/// any device with fewer than 1125 of its blocks resident, so the fast
+/// variant runs bands; its own mask, `rounds() / 4` times.
+fn band_rounds(t: usize, gpu: &Gpu, rng: &mut StdRng) -> usize {
+    let (w, h) = (128, 9001);
+    let input = random_f32(rng, w * h);
+    let d_in = gpu.upload(&input).unwrap();
+    let mut d_out = gpu.alloc_zeroed::<f32>(w * h).unwrap();
+    let conv = Conv2d::new(gpu, &random_f32(rng, 81), 9, 9, ConvOp::Correlate, Boundary::Zero).unwrap();
+    let want = correlate2d_checked(Image::dense(&input, w, h), conv.taps(), 9, 9, 4, 4, Boundary::Zero).unwrap();
+    let mut wrong = 0;
+    for r in 0..(rounds() / 4).max(2) {
+        d_out.fill_bytes(common::POISON).unwrap();
+        let plan = conv.run(Conv2dVariant::Fast, &d_in.as_view(), &mut d_out.as_view_mut(), w, h, w).unwrap();
+        assert_eq!(plan.kernel, "conv2d_band9_f32", "thread {t}: {plan:?}");
+        if let Err((m, count)) = compare(&d_out.to_vec().unwrap(), &want) {
+            if wrong == 0 {
+                eprintln!("thread {t} round {r} bands: {count} wrong; first: {m}");
+            }
+            wrong += 1;
+        }
+    }
+    wrong
+}
+
 /// One thread's constant-table work: its own table, the broadcast and
 /// serialized constant-memory kernels.
 fn constant_rounds(t: usize, gpu: &Gpu, rng: &mut StdRng) -> usize {
@@ -164,6 +191,14 @@ fn clones_of_one_gpu_run_2d_convolutions_with_their_own_masks() {
     let (_, seed) = common::rng();
     let wrong = on_threads(seed, || gpu.clone(), conv2d_rounds);
     assert_none_wrong("conv2d, clones of one Gpu", seed, &wrong);
+}
+
+#[test]
+fn threads_on_streams_of_their_own_run_9x9_bands_with_their_own_masks() {
+    let gpu = gpu_or_skip!();
+    let (_, seed) = common::rng();
+    let wrong = on_threads(seed, || own_stream(&gpu), band_rounds);
+    assert_none_wrong("9 x 9 bands, streams of one Gpu", seed, &wrong);
 }
 
 #[test]

@@ -227,6 +227,59 @@ fn register_kernels_at_band_and_strip_edges() {
     register_kernels::<f64>(&gpu);
 }
 
+/// The band kernel (`conv2d_band9_f32`: `f32` 9 × 9 in zero mode at
+/// widths that are a multiple of 4, on images tall enough that one wave
+/// of bands is taller than the strips): each warp's band derived from the
+/// grid, the passes at the image's top and bottom copying rows through
+/// the mode's map, the last band partly below the image; widths of whole
+/// and partial blocks of 512 columns and a warp column alone, aligned and
+/// unaligned pitches, both operations. The same images in the other modes
+/// and at widths off a multiple of 4 keep the strips.
+#[test]
+fn band_kernel_in_one_wave() {
+    let gpu = gpu_or_skip!();
+    let (mut rng, seed) = common::rng();
+    let mut bands = 0;
+    // Under a sanitizer, the narrow and the partial-block images alone.
+    let images: &[(usize, usize)] = if common::under_sanitizer() {
+        &[(128, 9001), (1540, 2999)]
+    } else {
+        &[(4096, 700), (4100, 1001), (128, 9001), (1540, 2999)]
+    };
+    for &(w, h) in images {
+        for pitch in [w, w + 1] {
+            let (input, dense) = pitched_input::<f32>(&mut rng, w, h, pitch);
+            let mask: Vec<f32> = random_vec(&mut rng, 81);
+            for (variant, op) in [(Conv2dVariant::Fast, ConvOp::Correlate), (Conv2dVariant::Auto, ConvOp::Convolve)] {
+                let ctx = format!("band {w}x{h} pitch {pitch} {op:?} seed={seed}");
+                let want = conv2d_checked(Image::dense(&dense, w, h), &mask, 9, 9, op, Boundary::Zero).unwrap();
+                let conv = Conv2d::new(&gpu, &mask, 9, 9, op, Boundary::Zero).unwrap();
+                let plan = run_checked(&gpu, &conv, variant, &input, &want, (w, h, pitch), &ctx);
+                assert!(["conv2d_band9_f32", "conv2d_strip9_f32"].contains(&plan.kernel), "{ctx}: {plan:?}");
+                if plan.kernel == "conv2d_band9_f32" {
+                    bands += 1;
+                    let rows = coalesce::conv::conv2d::strip_band_rows(9, 4, h, plan.grid.1 as usize);
+                    assert_eq!((plan.block, plan.tile), ((128, 1), (512, rows)), "{ctx}");
+                    assert!(rows > 8 && plan.grid.1 as usize * rows >= h, "{ctx}: {plan:?}");
+                }
+            }
+        }
+        // The strips elsewhere.
+        let (input, dense) = pitched_input::<f32>(&mut rng, w, h, w);
+        let mask: Vec<f32> = random_vec(&mut rng, 81);
+        for mode in [Boundary::Reflect, Boundary::Wrap] {
+            let ctx = format!("band {w}x{h} {mode:?} seed={seed}");
+            let want = conv2d_checked(Image::dense(&dense, w, h), &mask, 9, 9, ConvOp::Correlate, mode).unwrap();
+            let conv = Conv2d::new(&gpu, &mask, 9, 9, ConvOp::Correlate, mode).unwrap();
+            let plan = run_checked(&gpu, &conv, Conv2dVariant::Fast, &input, &want, (w, h, w), &ctx);
+            assert_eq!(plan.kernel, "conv2d_strip9_f32", "{ctx}");
+        }
+    }
+    // An image of one 128-column warp and 9001 rows takes bands on any
+    // device with fewer than 1125 resident blocks of the kernel.
+    assert!(bands >= 2, "no band launch (seed={seed})");
+}
+
 fn wide_mask<T: Elem>(gpu: &Gpu) {
     let (mut rng, seed) = common::rng();
     let (mw, mh) = (65, 65);

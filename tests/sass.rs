@@ -232,7 +232,7 @@ fn convolution_kernels_use_shared_and_constant_memory() {
     }
 }
 
-/// The 2D register kernels (`conv2d_strip*`; 9 × 9, 11 × 11 and 13 × 13 in `f32` only) stream their rows through a
+/// The 2D register kernels (`conv2d_strip*`; 9 × 9, 11 × 11 and 13 × 13 in `f32` only; and `conv2d_band9_f32`) stream their rows through a
 /// per-warp ring in shared memory: on sm_80 and newer with asynchronous
 /// copies (`LDGSTS`, 16 bytes at a time through L1 for aligned rows: not
 /// `.BYPASS`) and their waits (`DEPBAR`), read back 128 bits at a time,
@@ -242,8 +242,9 @@ fn convolution_kernels_use_shared_and_constant_memory() {
 fn strip_kernels_stream_rows_through_a_shared_ring() {
     for c in compiled("strip_kernels_stream_rows_through_a_shared_ring") {
         for ty in ["f32", "f64"] {
-            for n in [3, 5, 7, 9, 11, 13].into_iter().filter(|&n| n < 9 || ty == "f32") {
-                let k = format!("conv2d_strip{n}_{ty}");
+            let strips = [3, 5, 7, 9, 11, 13].into_iter().filter(|&n| n < 9 || ty == "f32");
+            let band = (ty == "f32").then(|| "conv2d_band9_f32".to_string());
+            for k in strips.map(|n| format!("conv2d_strip{n}_{ty}")).chain(band) {
                 let sass = c.kernel(&k).unwrap_or_else(|| panic!("sm_{}: {k} missing", c.arch));
                 let ops: Vec<&str> = sass.iter().map(|i| i.opcode.as_str()).collect();
                 let has = |op: &str| ops.contains(&op);

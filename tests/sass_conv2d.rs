@@ -101,13 +101,15 @@ fn constant_mask_kernels_read_the_mask_from_the_constant_bank() {
 }
 
 /// The strip kernels, `(name, mask side, element type)`: 3 × 3, 5 × 5 and
-/// 7 × 7 in both types, 9 × 9, 11 × 11 and 13 × 13 in `f32`.
+/// 7 × 7 in both types, 9 × 9, 11 × 11 and 13 × 13 in `f32`, and the band
+/// kernel (9 × 9 `f32`, the same loop in bands).
 fn strip_kernels() -> impl Iterator<Item = (String, usize, &'static str)> {
     [3usize, 5, 7, 9, 11, 13]
         .into_iter()
         .flat_map(|n| TYPES.map(|t| (n, t)))
         .filter(|&(n, t)| n < 9 || t == "f32")
         .map(|(n, t)| (format!("conv2d_strip{n}_{t}"), n, t))
+        .chain(std::iter::once(("conv2d_band9_f32".to_string(), 9, "f32")))
 }
 
 /// The strip kernels' unrolled rows (from 9 × 9 in `f32` only) read each of the `N · N` taps at its

@@ -72,13 +72,13 @@ fn twins_carry_the_same_launch_bounds() {
             twins += 1;
         }
     }
-    assert_eq!(twins, 61, "twins with launch bounds (all but conv2d_tiled_f32 and conv2d_tiled_short_f32)");
+    assert_eq!(twins, 62, "twins with launch bounds (all but conv2d_tiled_f32 and conv2d_tiled_short_f32)");
 }
 
 /// `(name, T, B)` of each twin: `KERNEL_GM(name, algo, T, B)` and
 /// `KERNEL_PARAM(name, algo, taps, T, B)` (both files),
 /// `TENSOR2D_KERNEL(name, precise, steps, T, B)`, `STRIP_KERNEL(name, n,
-/// taps, T, B)`, and
+/// taps, band, T, B)`, and
 /// `LAUNCH_BOUNDS(T, B) name(` (the 2D file's other kernels).
 fn twin_bounds(src: &str) -> Vec<(String, u32, u32)> {
     let num = |s: &str| s.trim().parse::<u32>().unwrap_or_else(|e| panic!("`{s}`: {e}"));

@@ -56,8 +56,8 @@ use std::sync::{Arc, Mutex};
 
 pub use coalesce_kernels::conv::conv2d::{
     FAST_X, FAST_Y, SEP_THREADS, SEP_TX, SEP_TY, STRIP_H, fast_in_registers, fast_row_stride, fast_shared_elems,
-    sep_shared_elems, strip_block_warps, strip_blocked, strip_ext, strip_pass_ring, strip_ring, strip_row, strip_rows,
-    strip_shared_elems, tiled_shared_elems,
+    sep_shared_elems, strip_band_rows, strip_block_warps, strip_blocked, strip_ext, strip_pass_ring, strip_ring,
+    strip_row, strip_rows, strip_shared_elems, tiled_shared_elems,
 };
 pub use coalesce_kernels::conv::sepstream::{
     SEPS_CHUNK, SEPS_HALVES, SEPS_MAX_TAPS, SEPS_PARAM_BYTES, SEPS_STRIP, SEPS_THREADS, seps_blocks, seps_shared_bytes,
@@ -277,6 +277,64 @@ fn plan_algo(
         grid: (grid_x, grid_y),
         shared_bytes: shared as u32,
         tile,
+    })
+}
+
+/// The band kernel: `conv2d_strip9_f32` with each warp's strip a band of
+/// the image ([`strip_band_rows`]), launched as one wave of blocks.
+pub const BAND9_KERNEL: &str = "conv2d_band9_f32";
+
+/// Warps per block of the band kernel ([`BAND9_KERNEL`]), side by side:
+/// blocks of 128 × 1 threads cover 512 columns, so that an 8192-column
+/// image takes 16 blocks across and one wave of the H100's 660 resident
+/// blocks 41 rows of them (656 blocks; with the strips' 4 warps one above
+/// the other, 64 across and 10 rows, 640).
+pub const BAND9_WARPS: usize = 4;
+
+/// Whether [`Conv2d::plan`] runs the band kernel ([`BAND9_KERNEL`]) in
+/// place of `plan` (the plan of the register kernels) for an `mw × mh`
+/// mask in boundary mode `mode` over an image `width` columns wide: `f32`
+/// 9 × 9 in zero mode at widths that are a multiple of 4, where no warp
+/// takes an edge path, since in one wave the slowest warp sets the time.
+/// Measured on the H100 at 8192² (`results/h100/strip-bands/`): one wave
+/// of bands ran 9 × 9 at 75.0–75.3% of the floor in zero mode against
+/// 69.4–69.6% in strips, but at 64.2–64.4% against 69.3% in reflect mode,
+/// whose edge warps write their ghost columns in every pass.
+pub fn band_applies(plan: &Conv2dPlan, (mw, mh): (usize, usize), mode: Boundary, width: usize) -> bool {
+    plan.kernel == "conv2d_strip9_f32" && (mw, mh) == (9, 9) && mode == Boundary::Zero && width.is_multiple_of(FAST_X)
+}
+
+/// Dynamic shared memory per block of the band kernel: the rings of
+/// [`BAND9_WARPS`] warps, each as large as a warp's of `strip` (the
+/// register kernel's plan for the same mask).
+pub fn band_shared_bytes(strip: &Conv2dPlan) -> u32 {
+    let warps = (strip.block.0 * strip.block.1).div_ceil(32).max(1);
+    strip.shared_bytes / warps * BAND9_WARPS as u32
+}
+
+/// The band kernel's launch ([`BAND9_KERNEL`]) for a `width × height`
+/// image, with `resident` of its blocks on the device at once: blocks of
+/// [`BAND9_WARPS`] warps side by side, as many rows of them as one wave
+/// holds, each warp a band of [`strip_band_rows`] rows (the kernel derives
+/// the same height from its grid). `None` where the bands would be no
+/// taller than the strips of `strip` (the register kernel's plan, whose
+/// mask rows, ring and shared memory per warp the bands share): the image
+/// is short enough that strips fill less than a wave.
+pub fn band_plan(strip: &Conv2dPlan, resident: usize, (width, height): (usize, usize)) -> Option<Conv2dPlan> {
+    let bx = 32 * BAND9_WARPS;
+    let grid_x = width.div_ceil(FAST_X * bx).max(1);
+    let rows_y = (resident / grid_x).max(1);
+    let band = strip_band_rows(9, 4, height, rows_y);
+    if band <= strip_rows(9, 4) || grid_x > u32::MAX as usize {
+        return None;
+    }
+    Some(Conv2dPlan {
+        kernel: BAND9_KERNEL,
+        block: (bx as u32, 1),
+        grid: (grid_x as u32, height.div_ceil(band) as u32),
+        shared_bytes: band_shared_bytes(strip),
+        tile: (FAST_X * bx, band),
+        ..*strip
     })
 }
 
@@ -936,6 +994,12 @@ impl<T: ConvElem> Conv2d<T> {
         let info = self.gpu.info();
         let left = (self.left_x, self.left_y);
         let plan = plan_conv2d_left::<T>(&info.limits, variant, self.precision, (mw, mh), left, (width, height))?;
+        if band_applies(&plan, (mw, mh), self.mode, width) {
+            let threads = (32 * BAND9_WARPS) as u32;
+            let per_sm = self.gpu.max_active_blocks_per_sm(BAND9_KERNEL, threads, band_shared_bytes(&plan) as usize)?;
+            let resident = info.sm_count.max(1).saturating_mul(per_sm.max(1)) as usize;
+            return Ok(band_plan(&plan, resident, (width, height)).unwrap_or(plan));
+        }
         if plan.variant != Conv2dVariant::Tensor {
             return Ok(plan);
         }
@@ -1336,6 +1400,58 @@ mod tests {
         assert_eq!(correlation_taps_2d(ConvOp::Correlate, &m, 3, 2), (m.to_vec(), 1, 1));
         assert_eq!(correlation_taps_2d(ConvOp::Convolve, &m, 3, 2), (vec![6, 5, 4, 3, 2, 1], 1, 0));
         assert_eq!(correlation_taps_2d(ConvOp::Convolve, &[1, 2, 3, 4], 4, 1).1, 1);
+    }
+
+    #[test]
+    fn band_plans_fill_one_wave() {
+        // 9 × 9 at 8192² on an H100 (132 SMs, five blocks of 4 warps): 16
+        // blocks across, 41 rows of them (656 of 660), bands of 200 rows.
+        let strip = plan_conv2d::<f32>(&H100, Conv2dVariant::Auto, (9, 9), (8192, 8192)).unwrap();
+        assert_eq!(strip.kernel, "conv2d_strip9_f32");
+        assert!(band_applies(&strip, (9, 9), Boundary::Zero, 8192));
+        let b = band_plan(&strip, 660, (8192, 8192)).unwrap();
+        assert_eq!((b.kernel, b.block, b.grid, b.tile), (BAND9_KERNEL, (128, 1), (16, 41), (512, 200)));
+        assert_eq!((b.shared_bytes, b.mask, b.variant), (strip.shared_bytes, strip.mask, strip.variant));
+        assert_eq!(strip_band_rows(9, 4, 8192, 41), 200);
+        // Only f32 9 × 9 in zero mode at widths that are a multiple of 4.
+        for mode in Boundary::ALL {
+            for width in [8192, 8190, 8193, 4100] {
+                let want = mode == Boundary::Zero && width % 4 == 0;
+                assert_eq!(band_applies(&strip, (9, 9), mode, width), want, "{mode:?} {width}");
+            }
+        }
+        for n in [3, 5, 7, 11, 13] {
+            let p = plan_conv2d::<f32>(&H100, Conv2dVariant::Fast, (n, n), (8192, 8192)).unwrap();
+            assert!(!band_applies(&p, (n, n), Boundary::Zero, 8192), "{n}");
+        }
+        let tensor = plan_conv2d::<f32>(&H100, Conv2dVariant::Tensor, (9, 9), (8192, 8192)).unwrap();
+        assert!(!band_applies(&tensor, (9, 9), Boundary::Zero, 8192));
+        // The kernel's band height from the grid it gets is the plan's, the
+        // bands cover the image in one wave or less, and images whose
+        // strips fill less than a wave keep the strips.
+        for height in [1, 8, 9, 63, 64, 65, 333, 1000, 1001, 4099, 8192, 65_537, 1 << 20] {
+            for (width, resident) in [(8192, 660), (8196, 660), (4100, 264), (128, 7), (1 << 18, 660), (1 << 22, 660)] {
+                let ctx = format!("{width}x{height} resident {resident}");
+                let strip = plan_conv2d::<f32>(&H100, Conv2dVariant::Fast, (9, 9), (width, height)).unwrap();
+                let Some(b) = band_plan(&strip, resident, (width, height)) else {
+                    let rows_y = (resident / width.div_ceil(512)).max(1);
+                    assert!(height.div_ceil(rows_y) <= strip_rows(9, 4), "{ctx}: bands taller than strips");
+                    continue;
+                };
+                let rows = strip_band_rows(9, 4, height, b.grid.1 as usize);
+                assert_eq!(b.tile, (512, rows), "{ctx}");
+                assert!(
+                    rows.is_multiple_of(coalesce_kernels::conv::conv2d::STRIP_PASS) && rows > strip_rows(9, 4),
+                    "{ctx}"
+                );
+                assert!(b.grid.1 as usize * rows >= height && (b.grid.1 as usize - 1) * rows < height, "{ctx}");
+                assert_eq!(b.grid.0 as usize, width.div_ceil(512), "{ctx}");
+                assert!(
+                    b.grid.0 as usize * b.grid.1 as usize <= resident.max(b.grid.0 as usize),
+                    "{ctx}: more than a wave"
+                );
+            }
+        }
     }
 
     #[test]

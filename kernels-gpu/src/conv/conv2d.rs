@@ -8,6 +8,7 @@
 //! | `conv2d_tiled_*` | its `taps` parameter | a shared tile of `(blockDim.y + mh − 1) × (blockDim.x + mw − 1)` cells (the block's outputs plus the halo, ghost cells per mode), one barrier, one output per thread |
 //! | `conv2d_fast_*` | its `taps` parameter | a shared tile of [`FAST_Y`]` · blockDim.y` × [`FAST_X`]` · blockDim.x` outputs plus halo; each thread computes a [`FAST_Y`] × [`FAST_X`] block of outputs from registers, reading the tile four elements at a time |
 //! | `conv2d_strip3_*`, `conv2d_strip5_*`, `conv2d_strip7_*`, `conv2d_strip9_f32`, `conv2d_strip11_f32`, `conv2d_strip13_f32` | its `taps` parameter, as constant-bank or uniform-register operands | the fast kernel's register form for centred 3 × 3, 5 × 5 and 7 × 7 masks, and 9 × 9, 11 × 11 and 13 × 13 in `f32` ([`fast_in_registers`]): no shared tile and no block barrier; each thread computes a `FAST_X × strip_rows` strip (16 rows, 8 from 9 × 9) from its warp's ring of rows in shared memory (asynchronous copies), the mask fully unrolled: one input row at a time ([`STRIP_RING`]` − 1` rows in flight), or for `f32` from 7 × 7 [`STRIP_PASS`] output rows per pass ([`strip_blocked`]) |
+//! | `conv2d_band9_f32` | its `taps` parameter, as uniform-register operands | `conv2d_strip9_f32` with each warp's strip a band of the image ([`strip_band_rows`], from the launch's grid): launched as one wave of blocks, each warp runs its setup and reads its halo rows once per band |
 //! | `conv2d_rows_*` | global memory | as `conv2d_fast`, with a `1 × mw` mask (separable row pass) |
 //! | `conv2d_cols_*` | global memory | as `conv2d_fast`, with an `mh × 1` mask (separable column pass): threads run along x, so every load is coalesced |
 //! | `conv2d_sep_*` | global memory, copied to shared memory | the fused separable convolution: per [`SEP_TX`] × [`SEP_TY`] tile, the input tile with its halo in shared memory, the row pass into a shared intermediate, the column pass from it (no intermediate image); takes `mask_x` and `mask_y` in place of `mask` |
@@ -90,6 +91,24 @@ pub const fn strip_block_warps(mh: usize, elem: usize) -> usize {
 /// with 8 rows, and every mask slower with 12 or 32.
 pub const fn strip_rows(mh: usize, elem: usize) -> usize {
     if strip_blocked(mh, elem) && mh >= 9 { STRIP_H / 2 } else { STRIP_H }
+}
+
+/// Output rows per lane of the band kernel (`conv2d_band9_f32`, the
+/// blocked loop of [`strip_blocked`] with one band of the image per warp)
+/// when its launch puts `slots` rows of threads (grid rows × block rows)
+/// over an image of `height` rows: the height, in whole passes of
+/// [`STRIP_PASS`] rows, at which those rows of threads cover the image,
+/// and at least [`strip_rows`]. The kernel computes it from its grid, so
+/// the host sets the bands' height through the grid: one wave of blocks,
+/// each warp's setup and halo rows once per band rather than once per
+/// strip of 8 rows.
+pub const fn strip_band_rows(mh: usize, elem: usize, height: usize, slots: usize) -> usize {
+    let rows = strip_rows(mh, elem);
+    if slots == 0 {
+        return rows;
+    }
+    let band = height.div_ceil(slots).next_multiple_of(STRIP_PASS);
+    if band > rows { band } else { rows }
 }
 
 /// Passes ahead whose rows are in flight in the blocked loop
@@ -293,8 +312,8 @@ mod kernels {
     use super::{
         FAST_X, FAST_Y, RING_FIX_LEFT, RING_FIX_NONE, RING_FIX_RIGHT, SEP_THREADS, SEP_TX, SEP_TY, STRIP_CHUNKS,
         STRIP_MAX_MASK, STRIP_PASS, STRIP_PASS_AHEAD, STRIP_RING, STRIP_SLIDING_MAX, sep_chunked, sep_in_pitch,
-        sep_rows, strip_blocked, strip_chunks, strip_ext, strip_pass_ring, strip_ring, strip_ring_fix, strip_row,
-        strip_rows,
+        sep_rows, strip_band_rows, strip_blocked, strip_chunks, strip_ext, strip_pass_ring, strip_ring, strip_ring_fix,
+        strip_row, strip_rows,
     };
     use crate::conv::boundary::{map_index_edge, map_index32};
     use crate::conv::elem::{ConvElem, dot, mask_tap, opaque, unroll};
@@ -853,6 +872,9 @@ mod kernels {
         rows_out: u32,
         store: bool,
         fix: u32,
+        /// The strip's output rows per lane in the band kernel
+        /// ([`strip_band_rows`]); the strip kernels take [`strip_rows`].
+        out_rows: u32,
     }
 
     impl<T: ConvElem> StripStep<T> {
@@ -1001,7 +1023,9 @@ mod kernels {
         /// address per group, immediate offsets inside it). `interior`:
         /// every row of the strip's window lies inside the image (the
         /// copies take the row's offset directly, not through the mode's
-        /// map).
+        /// map). `BAND` (the band kernel): the strip is `self.out_rows`
+        /// rows, and each pass checks on its own whether its new rows lie
+        /// inside the image (`interior` is not read).
         ///
         /// # Safety
         /// As [`strip`]; rows `p … p + STRIP_PASS + MH − 2` have been
@@ -1009,7 +1033,11 @@ mod kernels {
         /// `STRIP_PASS`; `interior` only when rows `y0 … y0 + strip_rows + MH
         /// − 2` lie inside the image.
         #[inline(always)]
-        unsafe fn pass<const MW: usize, const MH: usize, const VEC: bool>(self, p: usize, interior: bool) {
+        unsafe fn pass<const MW: usize, const MH: usize, const VEC: bool, const BAND: bool>(
+            self,
+            p: usize,
+            interior: bool,
+        ) {
             const R: usize = STRIP_PASS;
             let ring = strip_pass_ring(MH);
             // The ring holds a pass's rows and the rows in flight; the
@@ -1026,7 +1054,8 @@ mod kernels {
             };
             let s = (MW / 2).wrapping_neg() & (FAST_X - 1);
             let chunks = strip_chunks(MW);
-            let steps = strip_rows(MH, core::mem::size_of::<T>()) + MH - 1;
+            let out_rows = if BAND { self.out_rows as usize } else { strip_rows(MH, core::mem::size_of::<T>()) };
+            let steps = out_rows + MH - 1;
             // This pass's rows have landed (this lane's copies, and after
             // the barrier every lane's: all groups but the newest
             // STRIP_PASS_AHEAD − 1); every lane has also finished the
@@ -1039,6 +1068,13 @@ mod kernels {
             // by the pass before).
             unsafe { self.fix_rows(if p == 0 { 0 } else { p + MH - 1 }, p + R + MH - 1, ring) };
             let first = (p + MH - 1 + STRIP_PASS_AHEAD * R) as u32;
+            // In a band, the new rows lie inside the image (the axes are
+            // below 2³⁰, so the sums fit an i32).
+            let interior = if BAND {
+                self.y0 + first as i32 >= 0 && self.y0 + (first + R as u32) as i32 <= self.rows.height
+            } else {
+                interior
+            };
             if interior {
                 // Row y0 + first + k at its own offset: inside the image.
                 let mut off = (self.y0 as u32 + first) as usize * self.rows.pitch;
@@ -1047,7 +1083,8 @@ mod kernels {
                         off += self.rows.pitch;
                     }
                     if first + (k as u32) < steps as u32 {
-                        // SAFETY: the caller's contract: the row is inside.
+                        // SAFETY: the caller's contract (or in a band the
+                        // check above): the row is inside.
                         unsafe { self.copy.issue_at::<VEC>(off, true, (first as usize + k) % ring) };
                     }
                 });
@@ -1126,24 +1163,30 @@ mod kernels {
     /// `step.store` (their window columns inside the image) store, and only
     /// the `step.rows_out` rows inside the image. `VEC`: image rows and
     /// `step.out` 16-byte aligned, and the pitch a multiple of 16 bytes
-    /// (16-byte copies and stores; else element by element).
+    /// (16-byte copies and stores; else element by element). `BAND` (the
+    /// band kernel, blocked loop only): `step.out_rows` output rows per
+    /// lane, a multiple of [`STRIP_PASS`], each pass checking whether its
+    /// new rows lie inside the image.
     ///
     /// # Safety
     /// All 32 lanes of the warp call it together, with the same `step.y0`;
     /// `step.copy` as [`RowCopy::issue`]; `step.out` the strip's first
     /// output when `step.store`.
     #[inline(always)]
-    unsafe fn strip<T: ConvElem, const MW: usize, const MH: usize, const VEC: bool>(step: StripStep<T>) {
+    unsafe fn strip<T: ConvElem, const MW: usize, const MH: usize, const VEC: bool, const BAND: bool>(
+        step: StripStep<T>,
+    ) {
         const {
             assert!(
                 MW / 2 + ((MW / 2).wrapping_neg() & (FAST_X - 1)) == FAST_X * strip_ext(MW)
                     && MW <= STRIP_MAX_MASK
                     && (strip_blocked(MH, core::mem::size_of::<T>()) || MH <= STRIP_SLIDING_MAX)
+                    && (strip_blocked(MH, core::mem::size_of::<T>()) || !BAND)
                     && STRIP_PASS + MH - 1 <= 16
                     && STRIP_PASS <= 16
             )
         };
-        let out_rows = strip_rows(MH, core::mem::size_of::<T>());
+        let out_rows = if BAND { step.out_rows as usize } else { strip_rows(MH, core::mem::size_of::<T>()) };
         let steps = out_rows + MH - 1;
         if strip_blocked(MH, core::mem::size_of::<T>()) {
             // The first pass's rows as one group, then the new rows of each
@@ -1153,8 +1196,10 @@ mod kernels {
             // inside the image copy their rows without the mode's map.
             // Strips inside the image unroll the copies (every row and slot
             // a constant): as a loop they took a quarter of the 11 × 11
-            // kernel's issue samples.
-            let interior = step.y0 >= 0 && step.y0 + steps as i32 <= step.rows.height;
+            // kernel's issue samples. A band checks its first passes' rows
+            // here, and each later pass its own.
+            let head = if BAND { steps.min(STRIP_PASS + MH - 1 + (STRIP_PASS_AHEAD - 1) * STRIP_PASS) } else { steps };
+            let interior = step.y0 >= 0 && step.y0 + head as i32 <= step.rows.height;
             for group in 0..STRIP_PASS_AHEAD {
                 let (start, end) = match group {
                     0 => (0, STRIP_PASS + MH - 1),
@@ -1186,7 +1231,7 @@ mod kernels {
                 // SAFETY: the caller's contract; rows p … p + STRIP_PASS +
                 // MH − 2 were copied by the prologue or the previous pass;
                 // interior as computed.
-                unsafe { step.pass::<MW, MH, VEC>(p, interior) };
+                unsafe { step.pass::<MW, MH, VEC, BAND>(p, interior) };
                 p += STRIP_PASS;
             }
             pipeline::wait_group::<0>();
@@ -1259,11 +1304,25 @@ mod kernels {
     /// ring reaches past an edge writes the ghost columns into each row
     /// once it lands, from the columns they mirror ([`strip_ring_fix`]).
     /// Wrap mode, whose ghost cells come from the far edge, keeps it.
+    ///
+    /// `BAND` (the band kernel): each strip is a band of
+    /// [`strip_band_rows`] rows, the height at which the launch's rows of
+    /// threads cover the image, so that one wave of blocks runs each
+    /// warp's setup and halo rows once.
     #[inline(always)]
-    unsafe fn slide<T: ConvElem, M: Taps<T>, const MW: usize, const MH: usize>(img: Image<T>, output: *mut T, mask: M) {
+    unsafe fn slide<T: ConvElem, M: Taps<T>, const MW: usize, const MH: usize, const BAND: bool>(
+        img: Image<T>,
+        output: *mut T,
+        mask: M,
+    ) {
         let (bdx, bdy) = (block_dim_x(), block_dim_y());
         let (tx, ty) = (thread_idx_x(), thread_idx_y());
-        let strip_h = strip_rows(MH, core::mem::size_of::<T>()) as u32;
+        let strip_h = if BAND {
+            let slots = grid_dim_y() as usize * bdy as usize;
+            strip_band_rows(MH, core::mem::size_of::<T>(), img.height, slots) as u32
+        } else {
+            strip_rows(MH, core::mem::size_of::<T>()) as u32
+        };
         let (tw, th) = (FAST_X as u32 * bdx, strip_h * bdy);
         let (width, height) = (img.width as u32, img.height as u32);
         let row_bytes = img.pitch * core::mem::size_of::<T>();
@@ -1337,14 +1396,19 @@ mod kernels {
                     unsafe {
                         let (y0, rows_out, store) = (y as i32 - (MH / 2) as i32, height - y, active && inside);
                         let fix = if ring_ok { fix } else { 0 };
-                        let step = StripStep { taps: mask.base(), copy, rows, read, y0, out, rows_out, store, fix };
-                        if vector { strip::<T, MW, MH, true>(step) } else { strip::<T, MW, MH, false>(step) }
+                        let (taps, out_rows) = (mask.base(), strip_h);
+                        let step = StripStep { taps, copy, rows, read, y0, out, rows_out, store, fix, out_rows };
+                        if vector {
+                            strip::<T, MW, MH, true, BAND>(step)
+                        } else {
+                            strip::<T, MW, MH, false, BAND>(step)
+                        }
                     }
                 }
                 // SAFETY: as above.
                 let edges = unsafe { ballot(FULL_MASK, active && !inside) };
                 // SAFETY: as above.
-                unsafe { edge_strips::<T, M, MW, MH>(img, output, mask, edges, x, y) };
+                unsafe { edge_strips::<T, M, MW, MH>(img, output, mask, edges, (x, y), strip_h) };
                 txi += grid_dim_x();
             }
             tyi += grid_dim_y();
@@ -1352,7 +1416,7 @@ mod kernels {
     }
 
     /// The register kernel's edge strips: for each lane set in `edges`,
-    /// the whole warp computes that lane's `FAST_X × strip_rows` strip (at
+    /// the whole warp computes that lane's `FAST_X × strip_h` strip (at
     /// the lane's `(x, y)`), two outputs per lane, each from the plain sum
     /// with both axes through the mode's map (in 32 bits: the axes are
     /// below 2³⁰).
@@ -1365,8 +1429,8 @@ mod kernels {
         output: *mut T,
         mask: M,
         mut edges: u32,
-        x: u32,
-        y: u32,
+        (x, y): (u32, u32),
+        strip_h: u32,
     ) {
         let (w, h) = (img.width as i32, img.height as i32);
         while edges != 0 {
@@ -1375,7 +1439,7 @@ mod kernels {
             // SAFETY: the loop is warp-uniform.
             let (ex, ey) = unsafe { (shfl_idx(FULL_MASK, x, l), shfl_idx(FULL_MASK, y, l)) };
             let mut o = lane_id() as usize;
-            while o < FAST_X * strip_rows(MH, core::mem::size_of::<T>()) {
+            while o < FAST_X * strip_h as usize {
                 let (xx, yy) = (ex as i32 + (o % FAST_X) as i32, ey as i32 + (o / FAST_X) as i32);
                 if xx < w && yy < h {
                     let (sx, sy) = (xx - (MW / 2) as i32, yy - (MH / 2) as i32);
@@ -1727,10 +1791,15 @@ mod kernels {
             strip_kernel!($name, $t, $m, FIXED_MASK_TAPS * core::mem::size_of::<$t>());
         };
         ($name:ident, $t:ty, $m:literal, $bytes:expr) => {
+            strip_kernel!($name, $t, $m, $bytes, false);
+        };
+        ($name:ident, $t:ty, $m:literal, $bytes:expr, $band:literal) => {
             /// The register form of the fast kernel for a centred
             /// `N × N` mask (see the module documentation): same
             /// parameters as the other constant-mask 2D kernels; `mw`,
-            /// `mh`, `left_x`, `left_y` and `mask` are ignored.
+            /// `mh`, `left_x`, `left_y` and `mask` are ignored. The band
+            /// kernel's strips are bands of [`strip_band_rows`] rows, the
+            /// height at which its grid's rows of threads cover the image.
             ///
             /// # Safety
             /// As the other 2D kernels, and: `taps` holds the `N · N`
@@ -1758,7 +1827,7 @@ mod kernels {
                 crate::param_symbol!(Sym = $name, 11);
                 let taps = ParamTaps::<Sym>(PhantomData);
                 // SAFETY: same contract.
-                unsafe { slide::<$t, _, $m, $m>(img, output, taps) }
+                unsafe { slide::<$t, _, $m, $m, $band>(img, output, taps) }
             }
         };
     }
@@ -1769,6 +1838,7 @@ mod kernels {
     strip_kernel!(conv2d_strip9_f32, f32, 9, PARAM_MASK_BYTES);
     strip_kernel!(conv2d_strip11_f32, f32, 11, PARAM_MASK_BYTES);
     strip_kernel!(conv2d_strip13_f32, f32, 13, PARAM_MASK_BYTES);
+    strip_kernel!(conv2d_band9_f32, f32, 9, PARAM_MASK_BYTES, true);
     strip_kernel!(conv2d_strip3_f64, f64, 3);
     strip_kernel!(conv2d_strip5_f64, f64, 5);
     strip_kernel!(conv2d_strip7_f64, f64, 7);

@@ -233,6 +233,7 @@ pub const LAUNCH_BOUNDS: &[(&str, u32, u32)] = &[
     ("conv2d_strip9_f32", 128, 5),
     ("conv2d_strip11_f32", 128, 4),
     ("conv2d_strip13_f32", 128, 4),
+    ("conv2d_band9_f32", 128, 5),
     ("conv2d_basic_f64", 256, 4),
     ("conv2d_const_f64", 256, 4),
     ("conv2d_fast_f64", 256, 2),
