@@ -296,10 +296,12 @@ pub const BAND9_WARPS: usize = 4;
 /// mask in boundary mode `mode` over an image `width` columns wide: `f32`
 /// 9 × 9 in zero mode at widths that are a multiple of 4, where no warp
 /// takes an edge path, since in one wave the slowest warp sets the time.
-/// Measured on the H100 at 8192² (`results/h100/strip-bands/`): one wave
-/// of bands ran 9 × 9 at 75.0–75.3% of the floor in zero mode against
-/// 69.4–69.6% in strips, but at 64.2–64.4% against 69.3% in reflect mode,
-/// whose edge warps write their ghost columns in every pass.
+/// Measured on the H100 at 8192² against the strips in turns
+/// (`results/h100/band9/`): 81.6–81.8% of the floor against 69.6–70.1%.
+/// In nearest, reflect and mirror modes, whose edge warps write their
+/// rings' ghost columns in every pass, it ran at 75.6–76.5% against
+/// 69.7–70.1%; the host keeps the strips there until the tests of those
+/// modes (`results/h100/band9/every-mode.patch`) have run on a GPU.
 pub fn band_applies(plan: &Conv2dPlan, (mw, mh): (usize, usize), mode: Boundary, width: usize) -> bool {
     plan.kernel == "conv2d_strip9_f32" && (mw, mh) == (9, 9) && mode == Boundary::Zero && width.is_multiple_of(FAST_X)
 }
