@@ -98,6 +98,7 @@ use crate::gpu::Gpu;
 use crate::launch::{DevicePtr, KernelArg, LaunchConfig, ParamArray};
 use crate::memory::{DeviceBuffer, DeviceView, DeviceViewMut};
 use coalesce_kernels::conv::batch::FLAG_VECTOR;
+use coalesce_kernels::conv::boundary::axis_maps32;
 
 /// The channel counts the kernels take.
 pub const CHANNELS: [usize; 3] = [1, 3, 4];
@@ -784,7 +785,7 @@ impl<S: Sample> Filter2d<S> {
     fn separable_plan(&self, img: Image, limit: usize) -> Result<Option<ChanPlan>> {
         let Some(kernel) = separable_kernel_name(S::NAME, img.channels) else { return Ok(None) };
         // The kernels' tile geometry is 32-bit.
-        let small = img.width.saturating_mul(img.channels) < 1 << 30 && img.height < 1 << 30;
+        let small = axis_maps32(img.width.saturating_mul(img.channels)) && axis_maps32(img.height);
         if self.factors.is_none() || !self.use_factors || !small {
             return Ok(None);
         }
@@ -873,7 +874,7 @@ impl<S: Sample> Filter2d<S> {
             _ => kernel,
         };
         let row = img.width.saturating_mul(img.channels);
-        if img.width < k || img.height < k || row >= 1 << 30 || img.height >= 1 << 30 {
+        if img.width < k || img.height < k || !axis_maps32(row) || !axis_maps32(img.height) {
             return Ok(None);
         }
         let threads = SEPR_THREADS as u32;

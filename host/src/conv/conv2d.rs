@@ -77,6 +77,7 @@ use crate::gpu::Gpu;
 use crate::launch::{DevicePtr, KernelArg, LaunchConfig, ParamArray};
 use crate::memory::{DeviceBuffer, DeviceView, DeviceViewMut};
 use crate::module::PtxModule;
+use coalesce_kernels::conv::boundary::axis_maps32;
 
 /// Threads per block along x of every 2D kernel: one warp per block row,
 /// so each warp reads whole rows (coalesced).
@@ -452,8 +453,8 @@ fn plan_conv2d_left<T: ConvElem>(
     // whole warps.
     let strip = !global
         && fast_in_registers((mw, mh), left, size)
-        && width < 1 << 30
-        && height < 1 << 30
+        && axis_maps32(width)
+        && axis_maps32(height)
         && BLOCK_X.min(limits.max_block_dim[0]).min(limits.max_threads_per_block) == BLOCK_X;
     let fast = if strip { Algo::Strip(mw) } else { Algo::Fast };
     let (variant, plan) = match variant {
@@ -595,7 +596,7 @@ pub fn plan_streamed<T: ConvElem>(
     (width, height): (usize, usize),
 ) -> Option<Conv2dPlan> {
     let (h, kernel) = seps_kernel(x, y)?;
-    let small = |n: usize| n > 0 && n < 1 << 30;
+    let small = |n: usize| n > 0 && axis_maps32(n);
     if T::NAME != "f32" || cc_major < 8 || !small(width) || !small(height) {
         return None;
     }

@@ -128,6 +128,19 @@ map_index_fn!(
     map_index, isize, usize, checked = false
 );
 
+/// Axes shorter than this many elements are what the 2D kernels map in
+/// 32-bit arithmetic ([`map_index32`]): twice the axis, a mask's reach
+/// past either end and a tile's offset past the last element all fit an
+/// `i32`. The host checks it ([`axis_maps32`]) before it plans a kernel
+/// that relies on it.
+pub const MAP32_AXIS_END: usize = 1 << 30;
+
+/// True when an axis of `n` elements is one the kernels map in 32-bit
+/// arithmetic: `n <` [`MAP32_AXIS_END`].
+pub const fn axis_maps32(n: usize) -> bool {
+    n < MAP32_AXIS_END
+}
+
 map_index_fn!(
     /// [`map_index`] in 32-bit arithmetic, for axes shorter than 2³¹ (the
     /// 2D kernels' image axes): `x` and `2n` must fit in an `i32`. On the

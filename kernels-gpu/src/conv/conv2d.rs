@@ -34,7 +34,7 @@
 //! `pitch` are never read or written. Blocks walk tiles grid-stride in
 //! both dimensions, so any grid covers any image.
 
-use crate::conv::boundary::map_index32;
+use crate::conv::boundary::{axis_maps32, map_index32};
 
 /// Outputs per thread along x in the fast kernel (one 4-wide register
 /// chunk).
@@ -208,7 +208,7 @@ pub fn strip_ring_fix(x0: u32, width: u32, lane: u32, ext: u32, mode: u32) -> u3
     if lane >= quad * ext || map_index32(-1, 1, mode).is_none() {
         return 0;
     }
-    if width >= 1 << 30 || x0 >= width {
+    if !axis_maps32(width as usize) || x0 >= width {
         return RING_FIX_NONE;
     }
     let span = (quad * (32 + 2 * ext)) as i32;
