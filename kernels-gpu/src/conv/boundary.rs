@@ -128,11 +128,13 @@ map_index_fn!(
     map_index, isize, usize, checked = false
 );
 
-/// Axes shorter than this many elements are what the 2D kernels map in
-/// 32-bit arithmetic ([`map_index32`]): twice the axis, a mask's reach
-/// past either end and a tile's offset past the last element all fit an
-/// `i32`. The host checks it ([`axis_maps32`]) before it plans a kernel
-/// that relies on it.
+/// Axes shorter than this many elements are what the 2D kernels handle in
+/// 32-bit arithmetic: both the boundary map ([`map_index32`]) and their
+/// tile geometry (row and column offsets, a tile's reach past the last
+/// element, byte offsets within a row of the box filters). Twice the axis,
+/// a mask's reach past either end and a tile's offset past the last
+/// element all fit an `i32`. The host checks it ([`axis_maps32`]) before
+/// it plans a kernel that relies on it.
 pub const MAP32_AXIS_END: usize = 1 << 30;
 
 /// True when an axis of `n` elements is one the kernels map in 32-bit

@@ -116,7 +116,8 @@ pub const fn boxr_halo(channels: usize, k: usize) -> usize {
 /// host checks bases and pitches at run time).
 pub const fn boxr_fits(width: usize, height: usize, channels: usize, k: usize) -> bool {
     let row = width.saturating_mul(channels);
-    row.is_multiple_of(16) && row >= 32 && row < 1 << 30 && width >= k && height >= k && height < 1 << 30
+    let maps32 = super::boundary::axis_maps32;
+    row.is_multiple_of(16) && row >= 32 && maps32(row) && width >= k && height >= k && maps32(height)
 }
 
 /// Whether the kernels take rows of `row_bytes` bytes in `mode` (a
