@@ -384,6 +384,33 @@ __device__ __forceinline__ void fix_rows(unsigned fix, unsigned read, unsigned r
     __syncwarp();
 }
 
+// fix_rows for rows lo .. lo + N - 1 with every source read before any
+// ghost cell is written, so that the reads' latencies overlap: the band
+// kernel's form (StripStep::fix_rows_gathered).
+template <int N>
+__device__ __forceinline__ void fix_rows_gathered(unsigned fix, unsigned read, unsigned row, unsigned lo,
+                                                  unsigned ring) {
+    if (__ballot_sync(0xffffffffu, fix != 0) == 0) return;
+    unsigned lane;
+    asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+    const unsigned at = read - 4 * FAST_X * lane;
+    const bool left = (fix & RING_FIX_LEFT) != 0, right = (fix & RING_FIX_RIGHT) != 0;
+    float got[N][2];
+#pragma unroll
+    for (int k = 0; k < N; k++) {
+        const unsigned slot = at + 4 * ((lo + k) % ring) * row;
+        if (left) asm volatile("ld.shared.f32 %0, [%1];" : "=f"(got[k][0]) : "r"(slot + 4 * (fix & 0xff)));
+        if (right) asm volatile("ld.shared.f32 %0, [%1];" : "=f"(got[k][1]) : "r"(slot + 4 * ((fix >> 16) & 0xff)));
+    }
+#pragma unroll
+    for (int k = 0; k < N; k++) {
+        const unsigned slot = at + 4 * ((lo + k) % ring) * row;
+        if (left) asm volatile("st.shared.f32 [%0], %1;" ::"r"(slot + 4 * lane), "f"(got[k][0]));
+        if (right) asm volatile("st.shared.f32 [%0], %1;" ::"r"(slot + 4 * ((fix >> 8) & 0xff)), "f"(got[k][1]));
+    }
+    __syncwarp();
+}
+
 // Asynchronous copy of 16 bytes, or of one float (src-size 0: zeros);
 // commit and wait (dev::pipeline).
 __device__ __forceinline__ void copy16(unsigned dst, const void* src, bool valid) {
@@ -539,7 +566,12 @@ __device__ __forceinline__ void strip_blocked_pass(const float* taps, const RowC
     wait_group<STRIP_PASS_AHEAD - 1>();
     __syncwarp();
     // This pass's new rows (the first pass's all R + MH - 1).
-    fix_rows(fix, read, copy.row, p == 0 ? 0 : p + MH - 1, p + R + MH - 1, ring);
+    if (BAND && p == 0)
+        fix_rows_gathered<R + MH - 1>(fix, read, copy.row, 0, ring);
+    else if (BAND)
+        fix_rows_gathered<R>(fix, read, copy.row, p + MH - 1, ring);
+    else
+        fix_rows(fix, read, copy.row, p == 0 ? 0 : p + MH - 1, p + R + MH - 1, ring);
     const unsigned first = p + MH - 1 + STRIP_PASS_AHEAD * R;
     if (BAND) interior = y0 + (int)first >= 0 && y0 + (int)(first + R) <= rows.height;
     if (interior) {

@@ -933,9 +933,32 @@ mod kernels {
     }
 
     impl<T: ConvElem> StripStep<T> {
+        /// The warp's ring at chunk 0 of slot 0 and this lane's
+        /// [`strip_ring_fix`] word, or `None` (in every lane) when no lane
+        /// of the warp has a ghost cell to write.
+        ///
+        /// # Safety
+        /// All 32 lanes call it together.
+        #[inline(always)]
+        unsafe fn ghost_ring(self) -> Option<(Shared<T>, usize)> {
+            // SAFETY: all lanes are here.
+            if unsafe { ballot(FULL_MASK, self.fix != 0) } == 0 {
+                return None;
+            }
+            let lane = lane_id() as usize;
+            // SAFETY: chunk 0 of slot 0 of the warp's ring (read is the
+            // lane's chunk `lane` of it).
+            let ring_at = unsafe {
+                Shared::<T>::from_addr(self.read.addr_of(0) - (FAST_X * lane * core::mem::size_of::<T>()) as u32)
+            };
+            Some((ring_at, self.fix as usize))
+        }
+
         /// Writes the warp's ghost cells ([`strip_ring_fix`]) into the ring
-        /// slots of input rows `lo … hi − 1` (slot `row mod ring`), then
-        /// waits for every lane; nothing in a warp without ghost cells.
+        /// slots of input rows `lo … hi − 1` (slot `row mod ring`), a row
+        /// at a time, then waits for every lane; nothing in a warp without
+        /// ghost cells. The strip kernels' form ([`StripStep::fix_rows_gathered`]
+        /// is the band kernel's).
         ///
         /// # Safety
         /// All 32 lanes call it together; those rows have landed in every
@@ -944,16 +967,10 @@ mod kernels {
         #[inline(always)]
         unsafe fn fix_rows(self, lo: usize, hi: usize, ring: usize) {
             // SAFETY: all lanes are here.
-            if unsafe { ballot(FULL_MASK, self.fix != 0) } == 0 {
+            let Some((ring_at, f)) = (unsafe { self.ghost_ring() }) else {
                 return;
-            }
-            let lane = lane_id() as usize;
-            // SAFETY: chunk 0 of slot 0 of the warp's ring (read is the
-            // lane's chunk `lane` of it).
-            let ring_at = unsafe {
-                Shared::<T>::from_addr(self.read.addr_of(0) - (FAST_X * lane * core::mem::size_of::<T>()) as u32)
             };
-            let f = self.fix as usize;
+            let lane = lane_id() as usize;
             let mut r = lo;
             while r < hi {
                 let slot = (r % ring) * self.copy.row;
@@ -970,6 +987,54 @@ mod kernels {
                     }
                 }
                 r += 1;
+            }
+            // SAFETY: all lanes are here.
+            unsafe { sync_warp() };
+        }
+
+        /// [`StripStep::fix_rows`] for rows `lo … lo + n − 1` (`n ≤ 16`, a
+        /// constant after inlining) with every source read before any ghost
+        /// cell is written, so that the reads' latencies overlap: the band
+        /// kernel's form. Row by row, each write waiting for its read, the
+        /// edge warps, which in one wave set the time, ran reflect mode at
+        /// 75.6% of the floor against 78.5–79.2% this way (H100, 8192²,
+        /// `results/h100/band9/run-3/`); in the strip kernels this form
+        /// made 11 × 11 2% slower in every mode, zero mode included, so
+        /// they keep the other.
+        ///
+        /// # Safety
+        /// As [`StripStep::fix_rows`].
+        #[inline(always)]
+        unsafe fn fix_rows_gathered(self, lo: usize, n: usize, ring: usize) {
+            // SAFETY: all lanes are here.
+            let Some((ring_at, f)) = (unsafe { self.ghost_ring() }) else {
+                return;
+            };
+            let lane = lane_id() as usize;
+            let (left, right) = (self.fix & RING_FIX_LEFT != 0, self.fix & RING_FIX_RIGHT != 0);
+            let slot = |k: usize| ((lo + k) % ring) * self.copy.row;
+            let mut got = [[T::ZERO; 2]; 16];
+            // SAFETY: the elements strip_ring_fix names lie in the slot's
+            // 4 · (32 + 2E) elements; the sources are columns inside the
+            // image (copied), the targets ghost columns, which no lane reads
+            // as a source, nor before the barrier below.
+            unsafe {
+                unroll!(k in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] below n => {
+                    if left {
+                        got[k][0] = ring_at.read(slot(k) + (f & 0xff));
+                    }
+                    if right {
+                        got[k][1] = ring_at.read(slot(k) + ((f >> 16) & 0xff));
+                    }
+                });
+                unroll!(k in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] below n => {
+                    if left {
+                        ring_at.write(slot(k) + lane, got[k][0]);
+                    }
+                    if right {
+                        ring_at.write(slot(k) + ((f >> 8) & 0xff), got[k][1]);
+                    }
+                });
             }
             // SAFETY: all lanes are here.
             unsafe { sync_warp() };
@@ -1066,7 +1131,13 @@ mod kernels {
             // SAFETY: this pass's rows have landed; the first pass's all
             // R + MH − 1, later passes' the last R (the others were fixed
             // by the pass before).
-            unsafe { self.fix_rows(if p == 0 { 0 } else { p + MH - 1 }, p + R + MH - 1, ring) };
+            unsafe {
+                match (BAND, p) {
+                    (true, 0) => self.fix_rows_gathered(0, R + MH - 1, ring),
+                    (true, _) => self.fix_rows_gathered(p + MH - 1, R, ring),
+                    (false, _) => self.fix_rows(if p == 0 { 0 } else { p + MH - 1 }, p + R + MH - 1, ring),
+                }
+            }
             let first = (p + MH - 1 + STRIP_PASS_AHEAD * R) as u32;
             // In a band, the new rows lie inside the image (the axes are
             // below 2³⁰, so the sums fit an i32).
