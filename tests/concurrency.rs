@@ -119,7 +119,8 @@ fn conv2d_rounds(t: usize, gpu: &Gpu, rng: &mut StdRng) -> usize {
     wrong
 }
 
-/// One thread's 9 × 9 work in zero mode on a 128 × 9001 image: tall
+/// One thread's 9 × 9 work (zero, nearest, reflect or mirror mode, by
+/// thread) on a 128 × 9001 image: tall
 /// enough that one wave of the band kernel (`conv2d_band9_f32`, 4-row
 /// passes, each warp's band from the grid) is taller than the strips on
 /// any device with fewer than 1125 of its blocks resident, so the fast
@@ -129,8 +130,9 @@ fn band_rounds(t: usize, gpu: &Gpu, rng: &mut StdRng) -> usize {
     let input = random_f32(rng, w * h);
     let d_in = gpu.upload(&input).unwrap();
     let mut d_out = gpu.alloc_zeroed::<f32>(w * h).unwrap();
-    let conv = Conv2d::new(gpu, &random_f32(rng, 81), 9, 9, ConvOp::Correlate, Boundary::Zero).unwrap();
-    let want = correlate2d_checked(Image::dense(&input, w, h), conv.taps(), 9, 9, 4, 4, Boundary::Zero).unwrap();
+    let mode = [Boundary::Zero, Boundary::Nearest, Boundary::Reflect, Boundary::Mirror][t % 4];
+    let conv = Conv2d::new(gpu, &random_f32(rng, 81), 9, 9, ConvOp::Correlate, mode).unwrap();
+    let want = correlate2d_checked(Image::dense(&input, w, h), conv.taps(), 9, 9, 4, 4, mode).unwrap();
     let mut wrong = 0;
     for r in 0..(rounds() / 4).max(2) {
         d_out.fill_bytes(common::POISON).unwrap();

@@ -295,16 +295,17 @@ pub const BAND9_WARPS: usize = 4;
 /// Whether [`Conv2d::plan`] runs the band kernel ([`BAND9_KERNEL`]) in
 /// place of `plan` (the plan of the register kernels) for an `mw × mh`
 /// mask in boundary mode `mode` over an image `width` columns wide: `f32`
-/// 9 × 9 in zero mode at widths that are a multiple of 4, where no warp
-/// takes an edge path, since in one wave the slowest warp sets the time.
+/// 9 × 9 at widths that are a multiple of 4 in every mode whose ghost
+/// cells the warps' rings hold (all but wrap), where no warp takes the
+/// per-element edge path: in one wave the slowest warp sets the time.
 /// Measured on the H100 at 8192² against the strips in turns
-/// (`results/h100/band9/`): 81.6–81.8% of the floor against 69.6–70.1%.
-/// In nearest, reflect and mirror modes, whose edge warps write their
-/// rings' ghost columns in every pass, it ran at 75.6–76.5% against
-/// 69.7–70.1%; the host keeps the strips there until the tests of those
-/// modes (`results/h100/band9/every-mode.patch`) have run on a GPU.
+/// (`results/h100/band9/`): zero mode 81.6–81.8% of the floor against
+/// 69.6–70.1%; in nearest, reflect and mirror modes, whose edge warps
+/// write their rings' ghost columns in every pass, 75.6–76.5% against
+/// 69.7–70.1%, and 78.5–79.2% (reflect and mirror, `run-3/`) since those
+/// warps read every ghost cell's source before writing any.
 pub fn band_applies(plan: &Conv2dPlan, (mw, mh): (usize, usize), mode: Boundary, width: usize) -> bool {
-    plan.kernel == "conv2d_strip9_f32" && (mw, mh) == (9, 9) && mode == Boundary::Zero && width.is_multiple_of(FAST_X)
+    plan.kernel == "conv2d_strip9_f32" && (mw, mh) == (9, 9) && mode != Boundary::Wrap && width.is_multiple_of(FAST_X)
 }
 
 /// Dynamic shared memory per block of the band kernel: the rings of
@@ -1416,10 +1417,11 @@ mod tests {
         assert_eq!((b.kernel, b.block, b.grid, b.tile), (BAND9_KERNEL, (128, 1), (16, 41), (512, 200)));
         assert_eq!((b.shared_bytes, b.mask, b.variant), (strip.shared_bytes, strip.mask, strip.variant));
         assert_eq!(strip_band_rows(9, 4, 8192, 41), 200);
-        // Only f32 9 × 9 in zero mode at widths that are a multiple of 4.
+        // Only f32 9 × 9 at widths that are a multiple of 4, every mode but
+        // wrap.
         for mode in Boundary::ALL {
             for width in [8192, 8190, 8193, 4100] {
-                let want = mode == Boundary::Zero && width % 4 == 0;
+                let want = mode != Boundary::Wrap && width % 4 == 0;
                 assert_eq!(band_applies(&strip, (9, 9), mode, width), want, "{mode:?} {width}");
             }
         }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Not yet run (no device machine could be started). gpu-x/b12: the coalesce binary and the conv2d and concurrency test
-# binaries of this tree with every-mode.patch and ghost-reads-first.patch applied; gpu-x/b11: the coalesce binary with
-# every-mode.patch alone (each stripped, xz-compressed). Tests, sanitizers on the band test, then the 2D bench of both
-# in turns (9 x 9 bands, 11 x 11 strips) in reflect, mirror and zero modes, and a profile of the bands in reflect mode.
+# gpu-x/b12: the coalesce binary and the conv2d and concurrency test binaries with the band kernel in every mode
+# but wrap and the edge warps' ghost-cell reads first; gpu-x/b11: the coalesce binary with the first change alone
+# (each stripped, xz-compressed). Tests, sanitizers on the band test, then the 2D bench of both in turns (9 x 9 bands,
+# 11 x 11 strips) in reflect, mirror and zero modes, and a profile of the bands in reflect mode.
 export PATH=$PATH:/usr/local/cuda/bin
 B=gpu-x/b12; U=/tmp/b12; mkdir -p $U
 for f in coalesce conv2d concurrency; do xz -dc $B/$f.xz > $U/$f; chmod +x $U/$f; done
